@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals the envd client's files share: the client and curl helpers. */
+#ifndef TBX_ENVD_CLIENT_PRIV_H
+#define TBX_ENVD_CLIENT_PRIV_H
+
+#include <curl/curl.h>
+
+#include "envd-client.h"
+
+struct tbx_envd_client {
+	const struct tbx_host_api *host;
+	char *base_url;
+	char *unix_socket;
+	struct curl_slist *headers;
+	long timeout_ms;
+};
+
+/* A response body collected in memory, refusing to grow past max. */
+struct tbx_envd_body {
+	char *data;
+	size_t len, cap, max;
+	int overflow;
+};
+
+/* Progress state: lets the host's cancellation abort a transfer. */
+struct tbx_envd_xfer {
+	struct tbx_envd_client *c;
+	struct tbx_call *call;
+	int cancelled;
+};
+
+/*
+ * A curl handle for \p path (with query) on the client's peer, with the
+ * client's headers plus \p extra (NULL-terminated, may be NULL). *hdrs_out
+ * must be freed with curl_slist_free_all after the transfer.
+ */
+CURL *tbx_envd_curl_new(struct tbx_envd_client *c, const char *path, const char *const *extra,
+			struct curl_slist **hdrs_out, struct tbx_envd_xfer *xfer, char *errbuf);
+/* Report a failed transfer with a message naming the peer. */
+int tbx_envd_curl_fail(struct tbx_envd_client *c, struct tbx_call *call, CURLcode rc,
+		       const struct tbx_envd_xfer *xfer, const char *what, const char *errbuf);
+size_t tbx_envd_body_write(char *ptr, size_t size, size_t nmemb, void *userdata);
+void tbx_envd_body_release(struct tbx_envd_body *b);
+/* Does the Content-Type \p ct name media type \p want (parameters ignored)? */
+int tbx_envd_ct_is(const char *ct, const char *want);
+/* Turn a Connect error object {"code","message"} into error_set(). */
+int tbx_envd_error_object(struct tbx_envd_client *c, struct tbx_call *call, const char *what,
+			  struct json_object *err, int http_status);
+/* The peer, for messages: the Unix socket path or the base URL. */
+const char *tbx_envd_peer(const struct tbx_envd_client *c);
+
+#endif

@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: MIT */
+/* Sessions: the store's rows plus the one-sandbox-per-session guarantee. */
+#include "session.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "engine.h"
+#include "error.h"
+#include "log.h"
+#include "store.h"
+#include "tools/tools.h"
+
+#define TBX_LOG_CATEGORY "session"
+
+/* E2B's idle window (DESIGN §4); engines without billing treat it as advice. */
+#define SANDBOX_TIMEOUT_S (20 * 60)
+/* How often tool use may push last_used_at to the store. */
+#define TOUCH_INTERVAL_MS (60 * 1000)
+
+struct tbx_session {
+	atomic_int refs;
+	pthread_mutex_t lock; /* guards row and the sandbox fields; held across create */
+	struct tbx_sessions *owner;
+	struct tbx_session_row row;
+	struct tbx_engine *engine;
+	int sandbox_ready; /* created or connected by this daemon */
+	int64_t touched_at;
+};
+
+struct tbx_sessions {
+	struct tbx_core *core;
+	pthread_mutex_t lock;
+	struct tbx_session **items;
+	size_t n;
+};
+
+int tbx_sessions_new(struct tbx_core *core, struct tbx_sessions **out)
+{
+	struct tbx_sessions *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return tbx_error_set(TBX_ENOMEM, "out of memory");
+	s->core = core;
+	pthread_mutex_init(&s->lock, NULL);
+	*out = s;
+	return 0;
+}
+
+void tbx_session_unref(struct tbx_session *session)
+{
+	if (!session || atomic_fetch_sub(&session->refs, 1) != 1)
+		return;
+	tbx_session_row_clear(&session->row);
+	pthread_mutex_destroy(&session->lock);
+	free(session);
+}
+
+void tbx_sessions_free(struct tbx_sessions *sessions)
+{
+	if (!sessions)
+		return;
+	for (size_t i = 0; i < sessions->n; i++)
+		tbx_session_unref(sessions->items[i]);
+	free(sessions->items);
+	pthread_mutex_destroy(&sessions->lock);
+	free(sessions);
+}
+
+/* Adopts row. Called with sessions->lock held. */
+static struct tbx_session *sessions_add_locked(struct tbx_sessions *sessions,
+					       struct tbx_session_row *row)
+{
+	struct tbx_session **grown, *s = calloc(1, sizeof(*s));
+
+	grown = realloc(sessions->items, (sessions->n + 1) * sizeof(*grown));
+	if (!s || !grown) {
+		free(s);
+		if (grown)
+			sessions->items = grown;
+		tbx_error_set(TBX_ENOMEM, "out of memory");
+		return NULL;
+	}
+	sessions->items = grown;
+	atomic_init(&s->refs, 1);
+	pthread_mutex_init(&s->lock, NULL);
+	s->owner = sessions;
+	s->row = *row;
+	memset(row, 0, sizeof(*row));
+	sessions->items[sessions->n++] = s;
+	return s;
+}
+
+int tbx_session_get(struct tbx_sessions *sessions, const char *id, struct tbx_session **out)
+{
+	struct tbx_session_row row = { 0 };
+	struct tbx_session *s = NULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&sessions->lock);
+	for (size_t i = 0; i < sessions->n; i++) {
+		if (strcmp(sessions->items[i]->row.id, id) == 0) {
+			s = sessions->items[i];
+			break;
+		}
+	}
+	if (!s) {
+		rc = tbx_store_session_get(sessions->core->store, id, &row);
+		if (rc == TBX_ENOENT)
+			rc = tbx_error_set(TBX_ENOENT,
+					   "no session '%s'; `twinbox session list` shows the sessions",
+					   id);
+		if (rc == 0 && !(s = sessions_add_locked(sessions, &row)))
+			rc = TBX_ENOMEM;
+		tbx_session_row_clear(&row);
+	}
+	if (s)
+		atomic_fetch_add(&s->refs, 1);
+	pthread_mutex_unlock(&sessions->lock);
+	*out = s;
+	return rc;
+}
+
+static int random_id(char *out, size_t len)
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char bytes[64];
+
+	if (len > sizeof(bytes) || getrandom(bytes, len, 0) != (ssize_t)len)
+		return tbx_error_set(TBX_EIO, "cannot read random bytes: %s", strerror(errno));
+	for (size_t i = 0; i < len; i++)
+		out[i] = alphabet[bytes[i] % 36];
+	out[len] = '\0';
+	return 0;
+}
+
+/* The git worktree root above dir (a .git directory or file), or NULL. */
+static char *find_repo_root(const char *dir)
+{
+	char path[PATH_MAX], probe[PATH_MAX + 8];
+	struct stat st;
+
+	if (!realpath(dir, path))
+		return NULL;
+	for (;;) {
+		snprintf(probe, sizeof(probe), "%s/.git", path);
+		if (lstat(probe, &st) == 0)
+			return strdup(path);
+		char *slash = strrchr(path, '/');
+		if (!slash || slash == path)
+			return NULL;
+		*slash = '\0';
+	}
+}
+
+int tbx_session_open(struct tbx_sessions *sessions, const struct tbx_session_open_args *args,
+		     struct json_object **out)
+{
+	struct tbx_core *core = sessions->core;
+	struct tbx_session_row row = { 0 };
+	struct tbx_session *s;
+	char id[32] = "ses_", real[PATH_MAX];
+	struct stat st;
+	int rc;
+
+	if (!args->project_dir || args->project_dir[0] != '/')
+		return tbx_error_set(TBX_EINVAL, "the project directory must be an absolute path");
+	if (!realpath(args->project_dir, real) || stat(real, &st) != 0)
+		return tbx_error_set(TBX_ENOENT, "project directory %s does not exist",
+				     args->project_dir);
+	if (!S_ISDIR(st.st_mode))
+		return tbx_error_set(TBX_ENOTDIR, "project directory %s is not a directory",
+				     args->project_dir);
+	row.engine = strdup(args->engine ? args->engine : tbx_core_default_engine(core));
+	if (!tbx_registry_find(&core->registry, TBX_PLUGIN_BACKEND, row.engine)) {
+		rc = tbx_error_set(TBX_ENOENT,
+				   "no engine named '%s' is loaded; `twinbox modules` lists the engines",
+				   row.engine);
+		goto out;
+	}
+	row.frontend = strdup(args->frontend ? args->frontend : "cli");
+	if (args->key) {
+		struct tbx_session_row found = { 0 };
+		rc = tbx_store_session_find(core->store, row.frontend, args->key, &found);
+		if (rc == 0) {
+			rc = tbx_session_get(sessions, found.id, &s);
+			tbx_session_row_clear(&found);
+			if (rc < 0)
+				goto out;
+			pthread_mutex_lock(&s->lock);
+			if (strcmp(s->row.state, TBX_SESSION_CLOSED) == 0 &&
+			    tbx_store_session_set_state(core->store, s->row.id, TBX_SESSION_OPEN) == 0) {
+				free(s->row.state);
+				s->row.state = strdup(TBX_SESSION_OPEN);
+			}
+			pthread_mutex_unlock(&s->lock);
+			goto reply;
+		}
+		if (rc != TBX_ENOENT)
+			goto out;
+	}
+	if ((rc = random_id(id + 4, 20)) < 0)
+		goto out;
+	row.id = strdup(id);
+	row.external_key = strdup(args->key ? args->key : id);
+	row.project_dir = strdup(real);
+	row.repo_root = find_repo_root(real);
+	row.no_twin = args->no_twin;
+	row.state = strdup(TBX_SESSION_OPEN);
+	row.created_at = row.updated_at = row.last_used_at = tbx_now_ms();
+	if ((rc = tbx_store_session_insert(core->store, &row)) < 0)
+		goto out;
+	tbx_log_info("opened session %s on %s (engine %s)", row.id, row.project_dir, row.engine);
+	pthread_mutex_lock(&sessions->lock);
+	s = sessions_add_locked(sessions, &row);
+	if (s)
+		atomic_fetch_add(&s->refs, 1);
+	pthread_mutex_unlock(&sessions->lock);
+	if (!s) {
+		rc = TBX_ENOMEM;
+		goto out;
+	}
+reply:
+	rc = tbx_session_to_json(s, out);
+	tbx_session_unref(s);
+out:
+	tbx_session_row_clear(&row);
+	return rc;
+}
+
+static void json_add_string(struct json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, v ? json_object_new_string(v) : NULL);
+}
+
+static struct json_object *row_to_json(const struct tbx_session_row *r)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_add_string(o, "id", r->id);
+	json_add_string(o, "frontend", r->frontend);
+	json_add_string(o, "key", r->external_key);
+	json_add_string(o, "project_dir", r->project_dir);
+	json_add_string(o, "repo_root", r->repo_root);
+	json_add_string(o, "engine", r->engine);
+	json_add_string(o, "sandbox_id", r->sandbox_id);
+	json_add_string(o, "workdir", r->workdir);
+	json_add_string(o, "twin_id", r->twin_id);
+	json_object_object_add(o, "branch_number",
+			       r->branch_number ? json_object_new_int64(r->branch_number) : NULL);
+	json_object_object_add(o, "twin", json_object_new_boolean(!r->no_twin));
+	json_add_string(o, "state", r->state);
+	json_object_object_add(o, "created_at", json_object_new_int64(r->created_at));
+	json_object_object_add(o, "last_used_at", json_object_new_int64(r->last_used_at));
+	return o;
+}
+
+int tbx_session_to_json(struct tbx_session *session, struct json_object **out)
+{
+	pthread_mutex_lock(&session->lock);
+	*out = row_to_json(&session->row);
+	pthread_mutex_unlock(&session->lock);
+	return 0;
+}
+
+int tbx_sessions_list_json(struct tbx_sessions *sessions, struct json_object **out)
+{
+	struct tbx_session_row *rows;
+	struct json_object *arr;
+	size_t n;
+	int rc;
+
+	/* The store is the truth; in-memory sessions write through to it. */
+	if ((rc = tbx_store_session_list(sessions->core->store, &rows, &n)) < 0)
+		return rc;
+	arr = json_object_new_array();
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(arr, row_to_json(&rows[i]));
+	tbx_session_rows_free(rows, n);
+	*out = arr;
+	return 0;
+}
+
+size_t tbx_sessions_count(struct tbx_sessions *sessions)
+{
+	struct tbx_session_row *rows;
+	size_t n;
+
+	if (tbx_store_session_list(sessions->core->store, &rows, &n) < 0)
+		return 0;
+	tbx_session_rows_free(rows, n);
+	return n;
+}
+
+static int session_check_live(struct tbx_session *s)
+{
+	if (strcmp(s->row.state, TBX_SESSION_DELETED) == 0)
+		return tbx_error_set(TBX_ENOENT,
+				     "session %s was deleted; open a new one with `twinbox session open`",
+				     s->row.id);
+	return 0;
+}
+
+static int set_row_string(char **field, const char *value)
+{
+	char *copy = value ? strdup(value) : NULL;
+
+	if (value && !copy)
+		return tbx_error_set(TBX_ENOMEM, "out of memory");
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+/* Create a sandbox for s. Called with s->lock held. */
+static int session_create_sandbox(struct tbx_session *s, const atomic_int *cancel)
+{
+	struct tbx_core *core = s->owner->core;
+	struct tbx_sandbox_spec spec = TBX_SANDBOX_SPEC_INIT;
+	struct tbx_sandbox_info info;
+	char session_label[64], frontend_label[96];
+	const char *labels[] = { "twinbox=1", session_label, frontend_label, NULL };
+	int rc;
+
+	snprintf(session_label, sizeof(session_label), "twinbox.session=%s", s->row.id);
+	snprintf(frontend_label, sizeof(frontend_label), "twinbox.frontend=%s", s->row.frontend);
+	spec.labels = labels;
+	spec.timeout_s = SANDBOX_TIMEOUT_S;
+	spec.flags = TBX_SANDBOX_PAUSE_ON_TIMEOUT;
+	/* Until the gateway exists (the twin issue) a sandbox gets loopback only. */
+	spec.flags |= TBX_SANDBOX_NO_NETWORK;
+	tbx_sandbox_info_init(&info);
+	rc = tbx_engine_sandbox_create(s->engine, cancel, &spec, &info);
+	if (rc < 0)
+		return tbx_error_prefix("cannot create a sandbox for session %s", s->row.id);
+	if (!info.id || !info.workdir) {
+		tbx_engine_sandbox_kill(s->engine, NULL, info.id ? info.id : "");
+		tbx_sandbox_info_clear(&info);
+		return tbx_error_set(TBX_EPROTO, "the %s engine created a sandbox without an id or workdir",
+				     tbx_engine_name(s->engine));
+	}
+	rc = tbx_store_session_set_sandbox(core->store, s->row.id, info.id, info.workdir);
+	if (rc < 0) {
+		/* Not recorded means nobody could ever find it again: do not leak it. */
+		tbx_engine_sandbox_kill(s->engine, NULL, info.id);
+	} else if ((rc = set_row_string(&s->row.sandbox_id, info.id)) == 0 &&
+		   (rc = set_row_string(&s->row.workdir, info.workdir)) == 0) {
+		tbx_log_info("session %s: created sandbox %s on %s", s->row.id, info.id,
+			     tbx_engine_name(s->engine));
+		tbx_store_event_append(core->store, s->row.id, "sandbox.created", NULL);
+	}
+	tbx_sandbox_info_clear(&info);
+	return rc;
+}
+
+/* Make sure s has a running sandbox: exactly one create however many callers race. */
+static int session_ensure_sandbox(struct tbx_session *s, const atomic_int *cancel)
+{
+	struct tbx_core *core = s->owner->core;
+	struct tbx_sandbox_info info;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if ((rc = session_check_live(s)) < 0 || s->sandbox_ready)
+		goto unlock;
+	if (!s->engine && (rc = tbx_core_engine(core, s->row.engine, &s->engine)) < 0)
+		goto unlock;
+	if (s->row.sandbox_id) {
+		tbx_sandbox_info_init(&info);
+		rc = tbx_engine_sandbox_connect(s->engine, cancel, s->row.sandbox_id,
+						SANDBOX_TIMEOUT_S, &info);
+		if (rc == 0 && info.workdir && (!s->row.workdir || strcmp(info.workdir, s->row.workdir)))
+			set_row_string(&s->row.workdir, info.workdir);
+		tbx_sandbox_info_clear(&info);
+		if (rc == TBX_EGONE || rc == TBX_ENOENT) {
+			/* The engine lost it: replace it and go on (DESIGN §4). */
+			tbx_log_warn("session %s: sandbox %s is gone (%s); creating a new one",
+				     s->row.id, s->row.sandbox_id, tbx_error_message());
+			tbx_store_event_append(core->store, s->row.id, "sandbox.lost", NULL);
+			set_row_string(&s->row.sandbox_id, NULL);
+			rc = 0;
+		} else if (rc < 0) {
+			tbx_error_prefix("cannot resume sandbox %s of session %s", s->row.sandbox_id,
+					 s->row.id);
+			goto unlock;
+		}
+	}
+	if (!s->row.sandbox_id && (rc = session_create_sandbox(s, cancel)) < 0)
+		goto unlock;
+	s->sandbox_ready = 1;
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static void session_touch(struct tbx_session *s)
+{
+	int64_t now = tbx_now_ms();
+	int due;
+
+	pthread_mutex_lock(&s->lock);
+	due = now - s->touched_at >= TOUCH_INTERVAL_MS;
+	if (due) {
+		s->touched_at = now;
+		s->row.last_used_at = now;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (due)
+		tbx_store_session_touch(s->owner->core->store, s->row.id);
+}
+
+int tbx_session_tool_call(struct tbx_session *s, const char *tool, struct json_object *args,
+			  const atomic_int *cancel,
+			  void (*on_progress)(void *payload, const char *stream, const char *data,
+					      size_t len),
+			  void *payload, struct json_object **result_out)
+{
+	struct tbx_tool_ctx ctx = { 0 };
+	char *sandbox_id = NULL, *workdir = NULL, *local_root = NULL;
+	int rc;
+
+	if (!tbx_tool_find(tool)) /* fail before making a sandbox for nothing */
+		return tbx_tool_call(&ctx, tool, args, result_out);
+	for (int attempt = 0;; attempt++) {
+		if ((rc = session_ensure_sandbox(s, cancel)) < 0)
+			return rc;
+		pthread_mutex_lock(&s->lock);
+		sandbox_id = strdup(s->row.sandbox_id);
+		workdir = strdup(s->row.workdir);
+		local_root = strdup(s->row.repo_root ? s->row.repo_root : s->row.project_dir);
+		pthread_mutex_unlock(&s->lock);
+		ctx.engine = s->engine;
+		ctx.sandbox_id = sandbox_id;
+		ctx.workdir = workdir;
+		ctx.local_root = local_root;
+		ctx.cancel = cancel;
+		ctx.on_progress = on_progress;
+		ctx.payload = payload;
+		rc = tbx_tool_call(&ctx, tool, args, result_out);
+		if (rc == TBX_EGONE && attempt == 0) {
+			/* Lost between resolve and use: forget it, resolve again once. */
+			pthread_mutex_lock(&s->lock);
+			if (s->row.sandbox_id && strcmp(s->row.sandbox_id, sandbox_id) == 0)
+				s->sandbox_ready = 0;
+			pthread_mutex_unlock(&s->lock);
+			free(sandbox_id);
+			free(workdir);
+			free(local_root);
+			continue;
+		}
+		break;
+	}
+	free(sandbox_id);
+	free(workdir);
+	free(local_root);
+	session_touch(s);
+	return rc;
+}
+
+static int session_set_state(struct tbx_session *s, const char *state)
+{
+	int rc = tbx_store_session_set_state(s->owner->core->store, s->row.id, state);
+
+	return rc < 0 ? rc : set_row_string(&s->row.state, state);
+}
+
+int tbx_session_close(struct tbx_session *s)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	if ((rc = session_check_live(s)) == 0)
+		rc = session_set_state(s, TBX_SESSION_CLOSED);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int tbx_session_delete(struct tbx_session *s, const atomic_int *cancel)
+{
+	struct tbx_core *core = s->owner->core;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	if ((rc = session_check_live(s)) < 0)
+		goto unlock;
+	if (s->row.sandbox_id) {
+		if (!s->engine && (rc = tbx_core_engine(core, s->row.engine, &s->engine)) < 0)
+			goto unlock;
+		rc = tbx_engine_sandbox_kill(s->engine, cancel, s->row.sandbox_id);
+		if (rc < 0 && rc != TBX_ENOENT && rc != TBX_EGONE) {
+			tbx_error_prefix("cannot kill sandbox %s of session %s; the session is kept",
+					 s->row.sandbox_id, s->row.id);
+			goto unlock;
+		}
+		tbx_log_info("session %s: killed sandbox %s", s->row.id, s->row.sandbox_id);
+	}
+	s->sandbox_ready = 0;
+	rc = session_set_state(s, TBX_SESSION_DELETED);
+	if (rc == 0)
+		tbx_store_event_append(core->store, s->row.id, "session.deleted", NULL);
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sessions (DESIGN §4): a frontend's external key bound to a project
+ * directory, an engine and, from first use, exactly one sandbox. The mapping
+ * lives in the store, so it survives restarts of the daemon and of frontends.
+ * Everything here runs on worker threads.
+ */
+#ifndef TBX_SESSION_H
+#define TBX_SESSION_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+struct json_object;
+struct tbx_core;
+struct tbx_session;
+struct tbx_sessions;
+
+struct tbx_session_open_args {
+	const char *frontend;    /* "cli" when NULL */
+	const char *key;         /* external key; NULL = a fresh session every time */
+	const char *project_dir; /* absolute; the client's directory */
+	const char *engine;      /* NULL = the default engine */
+	int no_twin;
+};
+
+int tbx_sessions_new(struct tbx_core *core, struct tbx_sessions **out);
+void tbx_sessions_free(struct tbx_sessions *sessions);
+
+/* Open a new session, or attach to the live one with the same frontend and key. */
+int tbx_session_open(struct tbx_sessions *sessions, const struct tbx_session_open_args *args,
+		     struct json_object **out);
+/* Look a session up (loading it from the store); TBX_ENOENT when unknown. */
+int tbx_session_get(struct tbx_sessions *sessions, const char *id, struct tbx_session **out);
+void tbx_session_unref(struct tbx_session *session);
+
+int tbx_session_to_json(struct tbx_session *session, struct json_object **out);
+int tbx_sessions_list_json(struct tbx_sessions *sessions, struct json_object **out);
+/* Live sessions known in memory or the store. */
+size_t tbx_sessions_count(struct tbx_sessions *sessions);
+
+/* Detach: the sandbox is kept for a later attach. */
+int tbx_session_close(struct tbx_session *session);
+/* Kill the sandbox and mark the session deleted. */
+int tbx_session_delete(struct tbx_session *session, const atomic_int *cancel);
+
+/*
+ * Run a tool in the session's sandbox, creating, resuming or replacing the
+ * sandbox first (exactly once however many calls race).
+ */
+int tbx_session_tool_call(struct tbx_session *session, const char *tool,
+			  struct json_object *args, const atomic_int *cancel,
+			  void (*on_progress)(void *payload, const char *stream, const char *data,
+					      size_t len),
+			  void *payload, struct json_object **result_out);
+
+#endif

@@ -424,8 +424,11 @@ struct seen_files {
 	size_t n;
 };
 
-/* Nonzero when the file was met before in this scan; marks it as met otherwise. */
-static int seen_before(struct seen_files *seen, const struct stat *st, int *oom)
+/*
+ * 1 when the file was met before in this scan, else 0 after remembering it;
+ * -1 when out of memory.
+ */
+static int seen_before(struct seen_files *seen, const struct stat *st)
 {
 	struct stat *grown;
 
@@ -433,13 +436,39 @@ static int seen_before(struct seen_files *seen, const struct stat *st, int *oom)
 		if (seen->st[i].st_dev == st->st_dev && seen->st[i].st_ino == st->st_ino)
 			return 1;
 	grown = realloc(seen->st, (seen->n + 1) * sizeof(*grown));
-	if (!grown) {
-		*oom = 1;
-		return 0;
-	}
+	if (!grown)
+		return -1;
 	seen->st = grown;
 	seen->st[seen->n++] = *st;
 	return 0;
+}
+
+/* Load one directory entry; only TBX_ENOMEM stops the scan, refusals do not. */
+static int registry_scan_one(struct tbx_registry *reg, const struct tbx_registry_config *cfg,
+			     const char *dir, const char *name, struct seen_files *seen)
+{
+	char *path = path_join(dir, name);
+	struct stat st;
+	int rc = 0;
+
+	if (!path)
+		return tbx_error_set(TBX_ENOMEM, "out of memory scanning %s", dir);
+	/* Meson leaves *.so.p directories beside its outputs; only files are modules. */
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		switch (seen_before(seen, &st)) {
+		case 0:
+			if (tbx_registry_load_file(reg, cfg, path) == TBX_ENOMEM)
+				rc = TBX_ENOMEM;
+			break;
+		case 1:
+			tbx_log_debug("%s: met again on the search path, loaded once", path);
+			break;
+		default:
+			rc = tbx_error_set(TBX_ENOMEM, "out of memory scanning %s", dir);
+		}
+	}
+	free(path);
+	return rc;
 }
 
 /* Load every *.so directly in dir; a missing directory is normal and quietly skipped. */
@@ -447,7 +476,7 @@ static int registry_scan_dir(struct tbx_registry *reg, const struct tbx_registry
 			     const char *dir, struct seen_files *seen)
 {
 	struct dirent **names = NULL;
-	int n, rc = 0, oom = 0;
+	int n, rc = 0;
 
 	n = scandir(dir, &names, dirent_is_so, dirent_cmp);
 	if (n < 0) {
@@ -461,23 +490,9 @@ static int registry_scan_dir(struct tbx_registry *reg, const struct tbx_registry
 		return 0;
 	}
 	for (int i = 0; i < n; i++) {
-		char *path = rc == 0 ? path_join(dir, names[i]->d_name) : NULL;
-		struct stat st;
-
+		if (rc == 0)
+			rc = registry_scan_one(reg, cfg, dir, names[i]->d_name, seen);
 		free(names[i]);
-		if (rc != 0)
-			continue;
-		if (!path) {
-			rc = tbx_error_set(TBX_ENOMEM, "out of memory scanning %s", dir);
-			continue;
-		}
-		/* Meson leaves *.so.p directories beside its outputs; only files are modules. */
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && !seen_before(seen, &st, &oom) &&
-		    tbx_registry_load_file(reg, cfg, path) == TBX_ENOMEM)
-			rc = TBX_ENOMEM;
-		if (oom)
-			rc = tbx_error_set(TBX_ENOMEM, "out of memory scanning %s", dir);
-		free(path);
 	}
 	free(names);
 	return rc;

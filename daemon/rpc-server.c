@@ -295,14 +295,17 @@ void tbx_request_progress(struct tbx_request *req, struct json_object *progress)
 {
 	struct progress_msg *pm = malloc(sizeof(*pm));
 
-	/* The request outlives this: its done callback is posted after us (FIFO). */
-	if (!pm || tbx_workers_post(req->conn->server->workers, progress_deliver, pm) != 0) {
-		free(pm);
+	if (!pm) {
 		json_object_put(progress);
 		return;
 	}
 	pm->req = req;
 	pm->progress = progress;
+	/* The request outlives this: its done callback is posted after us (FIFO). */
+	if (tbx_workers_post(req->conn->server->workers, progress_deliver, pm) != 0) {
+		json_object_put(progress);
+		free(pm);
+	}
 }
 
 /* ---- parameters ---- */
@@ -551,12 +554,19 @@ static void handle_frame(struct tbx_conn *conn, const char *line, size_t len)
 	const char *method;
 	struct tbx_request *req;
 	char buf[640];
+	size_t end;
 
 	msg = json_tokener_parse_ex(tok, line, (int)len);
-	if (!msg || json_tokener_get_parse_end(tok) != len) {
+	end = json_tokener_get_parse_end(tok);
+	if (!msg && json_tokener_get_error(tok) == json_tokener_continue) {
+		/* A bare number is only complete once the tokener sees its end. */
+		msg = json_tokener_parse_ex(tok, "", 1);
+		end = len;
+	}
+	if (!msg || end != len) {
 		enum json_tokener_error jerr = json_tokener_get_error(tok);
 		snprintf(buf, sizeof(buf), "invalid JSON at byte %zu: %s; send one JSON-RPC object per line",
-			 json_tokener_get_parse_end(tok),
+			 end,
 			 msg ? "trailing data after the object" : json_tokener_error_desc(jerr));
 		send_error(conn, NULL, RPC_PARSE_ERROR, buf, "TBX_EINVAL");
 		json_object_put(msg);

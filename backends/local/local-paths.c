@@ -79,7 +79,9 @@ int local_sbx_init(struct tbx_local *l, struct tbx_call *call, const char *id,
 
 void local_sbx_path(const struct local_sbx *s, const char *name, char *out)
 {
-	snprintf(out, PATH_MAX, "%s/%s", s->dir, name);
+	/* local_sbx_init keeps dir far below PATH_MAX (the socket path must fit). */
+	if (snprintf(out, PATH_MAX, "%s/%s", s->dir, name) >= PATH_MAX)
+		out[0] = '\0';
 }
 
 int local_sbx_exists(const struct local_sbx *s)

@@ -74,4 +74,4 @@ class ConcurrencyTest(DaemonTest):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    unittest.main(warnings="ignore")

@@ -150,4 +150,4 @@ class BadInputTest(DaemonTest):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    unittest.main(warnings="ignore")

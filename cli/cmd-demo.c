@@ -37,9 +37,9 @@ static const struct step steps[] = {
 	{ "...and searches the tree, with no ripgrep needed in the sandbox.", "grep",
 	  "{\"pattern\":\"curr[a-z]+\",\"include\":\"*.py\"}" },
 	{ "", "glob", "{\"pattern\":\"**/*.py\"}" },
-	{ "The sandbox has no way out yet: only loopback (the twin gateway will be the only exit).",
+	{ "The sandbox has no way out yet: loopback only (the twin gateway will be its only exit).",
 	  "bash",
-	  "{\"command\":\"cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '; (exec 3<>/dev/tcp/1.1.1.1/443) 2>/dev/null && echo reached the internet || echo no route out\"}" },
+	  "{\"command\":\"echo interfaces: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | xargs); [ $(wc -l < /proc/net/route) -le 1 ] && echo 'routes: none, no way out'\"}" },
 };
 
 static int run_step(const char *session, const struct step *st)

@@ -134,10 +134,52 @@ int tbx_engine_sandbox_kill(struct tbx_engine *e, const atomic_int *cancel, cons
 	ENGINE_CALL(e, cancel, sandbox_kill, id);
 }
 
+static int tbx_engine_call_sandbox_list(struct tbx_engine *e, const atomic_int *cancel,
+					const char *const *labels, struct tbx_sandbox_info **out,
+					size_t *n_out)
+{
+	ENGINE_CALL(e, cancel, sandbox_list, labels, out, n_out);
+}
+
+/*
+ * A module fills arrays with elements of its own sizeof, which differs from
+ * ours once the struct grows on either side. Re-lay the array out with our
+ * stride, copying the members both sides know; the rest stay zero.
+ */
+static int restride(void **array, size_t n, size_t host_size)
+{
+	char *theirs = *array, *ours;
+	size_t their_size;
+
+	if (n == 0 || !theirs)
+		return 0;
+	their_size = *(const uint32_t *)theirs; /* struct_size leads every struct */
+	if (their_size == host_size)
+		return 0;
+	if (their_size < 2 * sizeof(uint32_t))
+		return tbx_error_set(TBX_EPROTO, "a module returned an array without struct_size set");
+	ours = calloc(n, host_size);
+	if (!ours)
+		return tbx_error_set(TBX_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		memcpy(ours + i * host_size, theirs + i * their_size,
+		       their_size < host_size ? their_size : host_size);
+		*(uint32_t *)(ours + i * host_size) = (uint32_t)host_size;
+	}
+	free(theirs);
+	*array = ours;
+	return 0;
+}
+
 int tbx_engine_sandbox_list(struct tbx_engine *e, const atomic_int *cancel,
 			    const char *const *labels, struct tbx_sandbox_info **out, size_t *n_out)
 {
-	ENGINE_CALL(e, cancel, sandbox_list, labels, out, n_out);
+	int rc;
+
+	*out = NULL;
+	*n_out = 0;
+	rc = tbx_engine_call_sandbox_list(e, cancel, labels, out, n_out);
+	return rc < 0 ? rc : restride((void **)out, *n_out, sizeof(**out));
 }
 
 int tbx_engine_exec(struct tbx_engine *e, const atomic_int *cancel, const char *id,
@@ -165,10 +207,22 @@ int tbx_engine_file_stat(struct tbx_engine *e, const atomic_int *cancel, const c
 	ENGINE_CALL(e, cancel, file_stat, id, path, out);
 }
 
+static int tbx_engine_call_file_list(struct tbx_engine *e, const atomic_int *cancel,
+				     const char *id, const char *path, uint32_t depth,
+				     struct tbx_file_info **out, size_t *n_out)
+{
+	ENGINE_CALL(e, cancel, file_list, id, path, depth, out, n_out);
+}
+
 int tbx_engine_file_list(struct tbx_engine *e, const atomic_int *cancel, const char *id,
 			 const char *path, uint32_t depth, struct tbx_file_info **out, size_t *n_out)
 {
-	ENGINE_CALL(e, cancel, file_list, id, path, depth, out, n_out);
+	int rc;
+
+	*out = NULL;
+	*n_out = 0;
+	rc = tbx_engine_call_file_list(e, cancel, id, path, depth, out, n_out);
+	return rc < 0 ? rc : restride((void **)out, *n_out, sizeof(**out));
 }
 
 int tbx_engine_file_mkdir(struct tbx_engine *e, const atomic_int *cancel, const char *id,

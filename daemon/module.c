@@ -33,7 +33,8 @@
  * append members, so sizeof() grows while this stays the floor every
  * 1.x module must reach.
  */
-#define DESC_V1_SIZE (offsetof(struct tbx_plugin_desc, ops) + sizeof(((struct tbx_plugin_desc *)0)->ops))
+#define DESC_V1_SIZE \
+	(offsetof(struct tbx_plugin_desc, ops) + sizeof(((struct tbx_plugin_desc *)0)->ops))
 
 /*
  * struct_size, abi_major and abi_minor sit at the same offsets in every
@@ -287,14 +288,20 @@ static int registry_add(struct tbx_registry *reg, const struct tbx_registry_conf
 	if (grown)
 		reg->modules = grown;
 	if (!e || !grown)
-		goto nomem;
+		goto error;
 	e->handle = handle;
 	e->pub.desc = d;
 	e->pub.path = strdup(path);
 	if (cfg && cfg->config &&
 	    json_object_object_get_ex(cfg->config, kind_dir(d->kind), &section) &&
-	    json_object_is_type(section, json_type_object))
-		json_object_object_get_ex(section, d->name, &e->pub.config);
+	    json_object_is_type(section, json_type_object) &&
+	    json_object_object_get_ex(section, d->name, &e->pub.config) &&
+	    !json_object_is_type(e->pub.config, json_type_object)) {
+		/* config_get() looks keys up in an object; anything else would silently hide them. */
+		tbx_log_warn("%s: config.json %s.%s is not an object; ignoring it", path,
+			     kind_dir(d->kind), d->name);
+		e->pub.config = NULL;
+	}
 	e->pub.data_dir = module_dir(cfg ? cfg->data_root : NULL, d->kind, d->name, &oom);
 	e->pub.state_dir = module_dir(cfg ? cfg->state_root : NULL, d->kind, d->name, &oom);
 	if (cfg && cfg->data_root) {
@@ -302,13 +309,13 @@ static int registry_add(struct tbx_registry *reg, const struct tbx_registry_conf
 		oom |= !e->pub.data_root;
 	}
 	if (oom || !e->pub.path)
-		goto nomem;
+		goto error;
 	reg->modules[reg->n_modules++] = &e->pub;
 	tbx_log_debug("%s: loaded %s \"%s\" %s", path, kind_word(d->kind), d->name,
 		      d->version ? d->version : "");
 	return 0;
 
-nomem:
+error:
 	if (e) {
 		free(e->pub.path);
 		free(e->pub.data_dir);

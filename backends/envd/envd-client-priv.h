@@ -46,6 +46,9 @@ int tbx_envd_ct_is(const char *ct, const char *want);
 /* Turn a Connect error object {"code","message"} into error_set(). */
 int tbx_envd_error_object(struct tbx_envd_client *c, struct tbx_call *call, const char *what,
 			  struct json_object *err, int http_status);
+/* tbx_envd_unary naming the call \p op in messages instead of the RPC path. */
+int tbx_envd_unary_as(struct tbx_envd_client *c, struct tbx_call *call, const char *op,
+		      const char *rpc, struct json_object *req, struct json_object **resp_out);
 /* The peer, for messages: the Unix socket path or the base URL. */
 const char *tbx_envd_peer(const struct tbx_envd_client *c);
 

@@ -273,6 +273,12 @@ int tbx_envd_health(struct tbx_envd_client *c, long timeout_ms)
 int tbx_envd_unary(struct tbx_envd_client *c, struct tbx_call *call, const char *rpc,
 		   struct json_object *req, struct json_object **resp_out)
 {
+	return tbx_envd_unary_as(c, call, rpc, rpc, req, resp_out);
+}
+
+int tbx_envd_unary_as(struct tbx_envd_client *c, struct tbx_call *call, const char *op,
+		      const char *rpc, struct json_object *req, struct json_object **resp_out)
+{
 	static const char *const extra[] = { "Content-Type: application/json",
 					     "Connect-Protocol-Version: 1", NULL };
 	struct tbx_envd_body b = { .max = 64u << 20 };
@@ -292,7 +298,7 @@ int tbx_envd_unary(struct tbx_envd_client *c, struct tbx_call *call, const char 
 	snprintf(path, sizeof(path), "/%s", rpc);
 	curl = tbx_envd_curl_new(c, path, extra, &h, &xfer, errbuf);
 	if (!curl)
-		return c->host->error_set(call, TBX_ENOMEM, "%s: out of memory", rpc);
+		return c->host->error_set(call, TBX_ENOMEM, "%s: out of memory", op);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
@@ -300,8 +306,8 @@ int tbx_envd_unary(struct tbx_envd_client *c, struct tbx_call *call, const char 
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
 	rc = curl_easy_perform(curl);
 	if (rc != CURLE_OK) {
-		ret = b.overflow ? c->host->error_set(call, TBX_EPROTO, "%s: response too large", rpc)
-				 : tbx_envd_curl_fail(c, call, rc, &xfer, rpc, errbuf);
+		ret = b.overflow ? c->host->error_set(call, TBX_EPROTO, "%s: response too large", op)
+				 : tbx_envd_curl_fail(c, call, rc, &xfer, op, errbuf);
 		goto cleanup;
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
@@ -310,7 +316,7 @@ int tbx_envd_unary(struct tbx_envd_client *c, struct tbx_call *call, const char 
 		ret = c->host->error_set(call, TBX_EPROTO,
 					 "%s: envd answered HTTP %ld with content type '%s', "
 					 "expected application/json",
-					 rpc, status, ct ? ct : "(none)");
+					 op, status, ct ? ct : "(none)");
 		goto cleanup;
 	}
 	resp = b.len ? json_tokener_parse(b.data) : NULL;
@@ -318,11 +324,11 @@ int tbx_envd_unary(struct tbx_envd_client *c, struct tbx_call *call, const char 
 		ret = c->host->error_set(call, TBX_EPROTO,
 					 "%s: envd answered HTTP %ld with a body that is not a JSON "
 					 "object",
-					 rpc, status);
+					 op, status);
 		goto cleanup;
 	}
 	if (status != 200) {
-		ret = tbx_envd_error_object(c, call, rpc, resp, (int)status);
+		ret = tbx_envd_error_object(c, call, op, resp, (int)status);
 		goto cleanup;
 	}
 	if (resp_out) {

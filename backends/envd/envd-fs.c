@@ -108,15 +108,16 @@ static struct json_object *envd_req_path(const char *key, const char *path)
 	return req;
 }
 
-static int envd_entry_answer(struct tbx_envd_client *c, struct tbx_call *call, const char *rpc,
-			     struct json_object *req, struct tbx_file_info *out)
+/* \p op names the call in messages ("stat"), \p rpc is what goes on the wire. */
+static int envd_entry_answer(struct tbx_envd_client *c, struct tbx_call *call, const char *op,
+			     const char *rpc, struct json_object *req, struct tbx_file_info *out)
 {
 	struct json_object *resp = NULL, *e;
 	int ret;
 
 	if (!req)
-		return c->host->error_set(call, TBX_ENOMEM, "%s: out of memory", rpc);
-	ret = tbx_envd_unary(c, call, rpc, req, &resp);
+		return c->host->error_set(call, TBX_ENOMEM, "%s: out of memory", op);
+	ret = tbx_envd_unary_as(c, call, op, rpc, req, &resp);
 	json_object_put(req);
 	if (ret < 0 || !out) {
 		json_object_put(resp);
@@ -124,7 +125,7 @@ static int envd_entry_answer(struct tbx_envd_client *c, struct tbx_call *call, c
 	}
 	if (!json_object_object_get_ex(resp, "entry", &e) || envd_entry_fill(c->host, e, out) < 0)
 		ret = c->host->error_set(call, TBX_EPROTO, "%s: envd answered without a valid entry",
-					 rpc);
+					 op);
 	json_object_put(resp);
 	return ret;
 }
@@ -132,19 +133,19 @@ static int envd_entry_answer(struct tbx_envd_client *c, struct tbx_call *call, c
 int tbx_envd_fs_stat(struct tbx_envd_client *c, struct tbx_call *call, const char *path,
 		     struct tbx_file_info *out)
 {
-	return envd_entry_answer(c, call, "filesystem.Filesystem/Stat", envd_req_path("path", path),
-				 out);
+	return envd_entry_answer(c, call, "stat", "filesystem.Filesystem/Stat",
+				 envd_req_path("path", path), out);
 }
 
 int tbx_envd_fs_mkdir(struct tbx_envd_client *c, struct tbx_call *call, const char *path)
 {
-	return envd_entry_answer(c, call, "filesystem.Filesystem/MakeDir",
+	return envd_entry_answer(c, call, "mkdir", "filesystem.Filesystem/MakeDir",
 				 envd_req_path("path", path), NULL);
 }
 
 int tbx_envd_fs_remove(struct tbx_envd_client *c, struct tbx_call *call, const char *path)
 {
-	return envd_entry_answer(c, call, "filesystem.Filesystem/Remove",
+	return envd_entry_answer(c, call, "remove", "filesystem.Filesystem/Remove",
 				 envd_req_path("path", path), NULL);
 }
 
@@ -155,13 +156,13 @@ int tbx_envd_fs_move(struct tbx_envd_client *c, struct tbx_call *call, const cha
 
 	if (req)
 		json_object_object_add(req, "destination", json_object_new_string(to));
-	return envd_entry_answer(c, call, "filesystem.Filesystem/Move", req, NULL);
+	return envd_entry_answer(c, call, "rename", "filesystem.Filesystem/Move", req, NULL);
 }
 
 int tbx_envd_fs_list(struct tbx_envd_client *c, struct tbx_call *call, const char *path,
 		     uint32_t depth, struct tbx_file_info **out, size_t *n_out)
 {
-	const char *rpc = "filesystem.Filesystem/ListDir";
+	const char *rpc = "filesystem.Filesystem/ListDir", *op = "list";
 	struct json_object *req = envd_req_path("path", path), *resp = NULL, *entries;
 	struct tbx_file_info *arr = NULL;
 	size_t n = 0, k = 0;
@@ -170,9 +171,9 @@ int tbx_envd_fs_list(struct tbx_envd_client *c, struct tbx_call *call, const cha
 	*out = NULL;
 	*n_out = 0;
 	if (!req)
-		return c->host->error_set(call, TBX_ENOMEM, "%s: out of memory", rpc);
+		return c->host->error_set(call, TBX_ENOMEM, "%s: out of memory", op);
 	json_object_object_add(req, "depth", json_object_new_int64(depth ? depth : 1));
-	ret = tbx_envd_unary(c, call, rpc, req, &resp);
+	ret = tbx_envd_unary_as(c, call, op, rpc, req, &resp);
 	json_object_put(req);
 	if (ret < 0)
 		return ret;
@@ -180,7 +181,7 @@ int tbx_envd_fs_list(struct tbx_envd_client *c, struct tbx_call *call, const cha
 		if (!json_object_is_type(entries, json_type_array)) {
 			json_object_put(resp);
 			return c->host->error_set(call, TBX_EPROTO, "%s: entries is not an array",
-						  rpc);
+						  op);
 		}
 		n = json_object_array_length(entries);
 	}
@@ -188,7 +189,7 @@ int tbx_envd_fs_list(struct tbx_envd_client *c, struct tbx_call *call, const cha
 		arr = c->host->alloc(n * sizeof(*arr));
 		if (!arr) {
 			json_object_put(resp);
-			return c->host->error_set(call, TBX_ENOMEM, "%s: out of memory", rpc);
+			return c->host->error_set(call, TBX_ENOMEM, "%s: out of memory", op);
 		}
 		memset(arr, 0, n * sizeof(*arr));
 	}
@@ -207,7 +208,7 @@ int tbx_envd_fs_list(struct tbx_envd_client *c, struct tbx_call *call, const cha
 			c->host->free(arr);
 			json_object_put(resp);
 			return c->host->error_set(call, TBX_EPROTO,
-						  "%s: envd answered a malformed entry", rpc);
+						  "%s: envd answered a malformed entry", op);
 		}
 		k++;
 	}

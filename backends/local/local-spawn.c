@@ -257,6 +257,7 @@ int local_sandbox_alive(const struct local_sbx *s)
 	pid_t pid = local_sandbox_pid(s);
 	char st;
 
+	/* The outer bwrap exits as soon as the agent does, so it stands for both. */
 	if (pid < 0 || !local_pid_is_sandbox(pid, s))
 		return 0;
 	st = local_proc_state(pid, NULL);
@@ -278,30 +279,40 @@ static pid_t local_sandbox_child(const struct local_sbx *s)
 	return pid;
 }
 
+static int local_pid_dead(pid_t pid)
+{
+	char st = local_proc_state(pid, NULL);
+
+	/* bwrap is not our child: its zombie is someone else's to reap. */
+	return !st || st == 'Z' || st == 'X';
+}
+
 void local_sandbox_stop(struct tbx_local *l, const struct local_sbx *s)
 {
-	pid_t pid = local_sandbox_pid(s), child = local_sandbox_child(s), ppid = 0;
-	char path[PATH_MAX], st;
+	pid_t pid = local_sandbox_pid(s), child = local_sandbox_child(s);
+	char path[PATH_MAX];
+	int outer = pid > 1 && local_pid_is_sandbox(pid, s);
+	int inner = child > 1 && local_pid_is_sandbox(child, s);
 
-	if (pid > 1 && local_pid_is_sandbox(pid, s)) {
-		/*
-		 * Killing the namespace's init makes the kernel kill every process
-		 * in it; bwrap itself then exits. Check the parent first so a
-		 * recycled pid is never shot.
-		 */
-		if (child > 1 && local_proc_state(child, &ppid) && ppid == pid)
-			kill(child, SIGKILL);
+	/*
+	 * Killing the namespace's init makes the kernel kill every process in
+	 * it. It is found by its command line (a fork of bwrap, same arguments),
+	 * not by its parent: when the agent dies, the outer bwrap exits at once
+	 * while the init lingers, re-parented, as long as orphans remain.
+	 * Checking the command line also keeps a recycled pid from being shot.
+	 */
+	if (inner)
+		kill(child, SIGKILL);
+	if (outer) {
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
-		for (int i = 0; i < 500; i++) {
-			st = local_proc_state(pid, NULL);
-			/* bwrap is not our child: its zombie is someone else's to reap. */
-			if (!st || st == 'Z' || st == 'X')
-				break;
-			struct timespec ts = { 0, 10 * 1000 * 1000 };
+	}
+	for (int i = 0; (outer || inner) && i < 500; i++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
-			nanosleep(&ts, NULL);
-		}
+		if ((!outer || local_pid_dead(pid)) && (!inner || local_pid_dead(child)))
+			break;
+		nanosleep(&ts, NULL);
 	}
 	local_sbx_path(s, "agent.pid", path);
 	unlink(path);

@@ -82,6 +82,8 @@ char *tbx_buf_steal(struct tbx_buf *b)
 		tbx_buf_free(b);
 		return NULL;
 	}
+	/* An empty buffer may never have been written to. */
+	b->data[b->len] = '\0';
 	p = b->data;
 	tbx_buf_init(b);
 	return p;

@@ -150,7 +150,8 @@ static int ls_call(const struct tbx_tool_ctx *ctx, struct json_object *args,
 		if (rc < 0)
 			goto cleanup;
 	}
-	qsort(t.dirs, t.n_dirs, sizeof(*t.dirs), cmp_str);
+	if (t.n_dirs > 1)
+		qsort(t.dirs, t.n_dirs, sizeof(*t.dirs), cmp_str);
 	for (size_t i = 0; i < t.n_dirs; i++) {
 		if (k > 0 && strcmp(t.dirs[k - 1], t.dirs[i]) == 0) {
 			free(t.dirs[i]);

@@ -155,8 +155,10 @@ struct tbx_backend_ops {
 	int (*sandbox_kill)(void *instance, struct tbx_call *call, const char *id);
 	/**
 	 * List sandboxes carrying every label in \p labels (NULL-terminated
-	 * "key=value"; NULL = all). \p out is an array allocated with host->alloc.
-	 * Since ABI 1.0.
+	 * "key=value"; NULL = all). \p out is an array allocated with host->alloc
+	 * of elements sized as the module knows struct tbx_sandbox_info, each with
+	 * struct_size set: the host walks it with that stride, so the array stays
+	 * readable when the struct grows. Since ABI 1.0.
 	 */
 	int (*sandbox_list)(void *instance, struct tbx_call *call, const char *const *labels,
 			    struct tbx_sandbox_info **out, size_t *n_out);
@@ -182,7 +184,9 @@ struct tbx_backend_ops {
 			 struct tbx_file_info *out);
 	/**
 	 * Entries up to \p depth levels below \p path (1 = direct children), in
-	 * walk order, the root excluded. Since ABI 1.0.
+	 * walk order, the root excluded. \p out is laid out as for sandbox_list:
+	 * elements of the module's sizeof(struct tbx_file_info), struct_size set.
+	 * Since ABI 1.0.
 	 */
 	int (*file_list)(void *instance, struct tbx_call *call, const char *id, const char *path,
 			 uint32_t depth, struct tbx_file_info **out, size_t *n_out);

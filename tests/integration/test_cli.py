@@ -101,7 +101,8 @@ class CliTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("Wrote file successfully.", r.stdout)
         self.assertIn("Edit applied successfully.", r.stdout)
-        self.assertIn("no route out", r.stdout)
+        self.assertIn("interfaces: lo\n", r.stdout)
+        self.assertIn("no way out", r.stdout)
         self.assertIn("deleted", r.stdout)
 
 

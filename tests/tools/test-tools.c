@@ -355,6 +355,21 @@ static void check_result(struct runner *r, struct json_object *expect, int rc,
 			note(r, "metadata %s does not contain %s",
 			     m ? json_object_to_json_string(m) : "(none)", json_object_to_json_string(v));
 	}
+	if (json_object_object_get_ex(expect, "metadata_contains", &v)) {
+		struct json_object *m = NULL, *field;
+		if (res)
+			json_object_object_get_ex(res, "metadata", &m);
+		json_object_object_foreach(v, key, want)
+		{
+			const char *text = m && json_object_object_get_ex(m, key, &field)
+						   ? json_object_get_string(field)
+						   : "";
+			for (size_t i = 0; i < str_count(want); i++)
+				if (!strstr(text ? text : "", str_at(want, i)))
+					note(r, "metadata.%s lacks '%s'; it is\n%s", key, str_at(want, i),
+					     text ? text : "");
+		}
+	}
 	if (json_object_object_get_ex(expect, "error_contains", &v))
 		for (size_t i = 0; i < str_count(v); i++)
 			if (!strstr(tbx_error_message(), str_at(v, i)))
@@ -368,6 +383,23 @@ static void check_result(struct runner *r, struct json_object *expect, int rc,
 	if (json_object_object_get_ex(expect, "progress_contains", &v) &&
 	    !(r->progress.data && strstr(r->progress.data, json_object_get_string(v))))
 		note(r, "progress lacks '%s'", json_object_get_string(v));
+	/* bash saves long output in the sandbox: check it is whole, then tidy up. */
+	if (res && json_object_object_get_ex(res, "metadata", &v) &&
+	    json_object_object_get_ex(v, "outputPath", &v)) {
+		const char *saved_path = json_object_get_string(v);
+		struct json_object *want = NULL;
+		char *data = NULL;
+		size_t len = 0;
+
+		if (tbx_engine_file_read(r->engine, NULL, r->sandbox_id, saved_path, &data, &len) < 0)
+			note(r, "outputPath %s cannot be read: %s", saved_path, tbx_error_message());
+		else if (json_object_object_get_ex(expect, "saved_output_contains", &want))
+			for (size_t i = 0; i < str_count(want); i++)
+				if (!memmem(data, len, str_at(want, i), strlen(str_at(want, i))))
+					note(r, "saved output lacks '%s'", str_at(want, i));
+		free(data);
+		tbx_engine_file_remove(r->engine, NULL, r->sandbox_id, saved_path);
+	}
 	if (json_object_object_get_ex(expect, "file_after", &v)) {
 		if (json_object_is_type(v, json_type_array))
 			for (size_t i = 0; i < json_object_array_length(v); i++)
@@ -413,6 +445,11 @@ static void run_case(struct runner *r, struct json_object *raw, int num)
 	printf("%s %d - %s\n", r->failed ? "not ok" : "ok", num, name);
 	if (r->failed && r->why.data)
 		fputs(r->why.data, stdout);
+	/* TBX_CASE_SHOW=1 prints every result, to see what a case produced. */
+	if (getenv("TBX_CASE_SHOW"))
+		printf("# %s\n", res ? json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
+								     JSON_C_TO_STRING_NOSLASHESCAPE)
+				    : tbx_error_message());
 	fflush(stdout);
 	json_object_put(res);
 	json_object_put(c);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -164,7 +165,7 @@ static void agent_files_post(struct agent *a, struct evhttp_request *req)
 	}
 	if (agent_files_mkparents(path) < 0) {
 		err = errno;
-		agent_reply_files_error(req, err == EACCES || err == EPERM ? 403 : 400,
+		agent_reply_files_error(req, err == EACCES || err == EPERM || err == EROFS ? 403 : 400,
 					"cannot make the parents of '%s': %s", path, strerror(err));
 		goto done;
 	}
@@ -188,7 +189,8 @@ static void agent_files_post(struct agent *a, struct evhttp_request *req)
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		err = errno;
-		agent_reply_files_error(req, err == ENOSPC ? 507 : err == EACCES ? 403 : 500,
+		agent_reply_files_error(req, err == ENOSPC ? 507 :
+					err == EACCES || err == EPERM || err == EROFS ? 403 : 500,
 					"cannot write '%s': %s", path, strerror(err));
 		goto done;
 	}

@@ -34,7 +34,7 @@ void agent_log(const char *fmt, ...)
 void agent_reply_json(struct evhttp_request *req, int status, struct json_object *body)
 {
 	struct evbuffer *buf = evbuffer_new();
-	const char *s = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : "{}";
+	const char *s = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) : "{}";
 
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  "application/json");

@@ -34,7 +34,7 @@ static void agent_dispatch(struct evhttp_request *req, void *arg)
 	} else if (strncmp(path, "/filesystem.Filesystem/", 23) == 0) {
 		agent_fs_handle(a, req, path + 23);
 	} else {
-		agent_reply_rpc_error(req, "unimplemented", "no route for %s", path);
+		agent_reply_files_error(req, 404, "no route for %s", path);
 	}
 }
 

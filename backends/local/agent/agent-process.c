@@ -52,7 +52,7 @@ static void agent_proc_finish(struct agent_proc *p);
 /* Send one envelope on the streaming reply. */
 static void agent_proc_send(struct agent_proc *p, uint8_t flags, struct json_object *msg)
 {
-	const char *s = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN);
+	const char *s = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	size_t n = strlen(s);
 	unsigned char hdr[TBX_ENVD_ENVELOPE_HEADER];
 	struct evbuffer *buf;
@@ -356,7 +356,7 @@ static void agent_stream_fail(struct evhttp_request *req, const char *code, cons
 	json_object_object_add(err, "code", json_object_new_string(code));
 	json_object_object_add(err, "message", json_object_new_string(msg));
 	json_object_object_add(eos, "error", err);
-	s = json_object_to_json_string_ext(eos, JSON_C_TO_STRING_PLAIN);
+	s = json_object_to_json_string_ext(eos, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	tbx_envd_envelope_header(hdr, TBX_ENVD_FLAG_END_STREAM, (uint32_t)strlen(s));
 	if (buf) {
 		evbuffer_add(buf, hdr, sizeof(hdr));

@@ -2,16 +2,38 @@
 /* Local engine: exec and file ops, forwarded to the sandbox's agent. */
 #include "local.h"
 
-#define LOCAL_WITH_CLIENT(l, call, id, c, expr)                        \
-	do {                                                           \
-		struct tbx_envd_client *c;                             \
-		int ret_ = local_sandbox_client((l), (call), (id), &c); \
-		if (ret_ < 0)                                          \
-			return ret_;                                   \
-		ret_ = (expr);                                         \
-		tbx_envd_client_free(c);                               \
-		return ret_;                                           \
+/*
+ * Run \p expr with an envd client for sandbox \p id. A transport failure
+ * because the sandbox was killed meanwhile is reported as TBX_EGONE.
+ */
+#define LOCAL_WITH_CLIENT(l, call, id, c, expr)                                   \
+	do {                                                                      \
+		struct tbx_envd_client *c;                                        \
+		int ret_ = local_sandbox_client((l), (call), (id), &c);            \
+		if (ret_ < 0)                                                     \
+			return ret_;                                              \
+		ret_ = (expr);                                                    \
+		tbx_envd_client_free(c);                                          \
+		if (ret_ == TBX_EIO || ret_ == TBX_EUNAVAIL || ret_ == TBX_EPROTO) \
+			ret_ = local_gone_check((l), (call), (id), ret_);         \
+		return ret_;                                                      \
 	} while (0)
+
+static int local_gone_check(struct tbx_local *l, struct tbx_call *call, const char *id, int ret)
+{
+	struct local_sbx s;
+	int lock, gone;
+
+	if (local_sbx_init(l, call, id, &s) < 0)
+		return ret;
+	/* A kill holds the lock until the directory is gone: wait for it. */
+	lock = local_sbx_lock(&s);
+	gone = lock < 0 || !local_sbx_exists(&s);
+	local_sbx_unlock(lock);
+	if (gone)
+		return l->host->error_set(call, TBX_EGONE, "sandbox %s no longer exists", id);
+	return ret;
+}
 
 int local_exec(void *inst, struct tbx_call *call, const char *id,
 	       const struct tbx_exec_request *request, tbx_exec_output_cb on_output, void *payload,

@@ -27,19 +27,36 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 static struct tbx_core core;
 static struct event_base *base;
 static struct tbx_server *server;
+static char state_dir[] = "/tmp/tbx-fuzz-XXXXXX";
+
+/* Leave nothing behind in /tmp: the database and its WAL files, then the directory. */
+static void fuzz_cleanup(void)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	char path[64];
+
+	tbx_store_close(core.store);
+	core.store = NULL;
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/twinbox.db%s", state_dir, suffixes[i]);
+		unlink(path);
+	}
+	rmdir(state_dir);
+}
 
 static void fuzz_setup(void)
 {
-	char dir[] = "/tmp/tbx-fuzz-XXXXXX", db[64];
 	struct tbx_workers *workers;
+	char db[64];
 
 	tbx_log_set_level(TBX_LOG_ERROR);
-	if (!mkdtemp(dir))
+	if (!mkdtemp(state_dir))
 		abort();
-	snprintf(db, sizeof(db), "%s/twinbox.db", dir);
+	snprintf(db, sizeof(db), "%s/twinbox.db", state_dir);
 	pthread_mutex_init(&core.engines_lock, NULL);
 	if (tbx_store_open(db, &core.store) < 0 || tbx_sessions_new(&core, &core.sessions) < 0)
 		abort();
+	atexit(fuzz_cleanup);
 	if (evthread_use_pthreads() != 0 || !(base = event_base_new()))
 		abort();
 	workers = tbx_workers_new(base, 2, 1);

@@ -120,21 +120,25 @@ class Daemon:
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc and self.proc.poll() is not None:
-                raise RuntimeError("twinboxd exited early:\n" + self.read_log())
+                raise RuntimeError("twinboxd exited early:\n" + self.read_log(6000))
             try:
                 c = Client(self.socket)
                 c.close()
                 return
             except (FileNotFoundError, ConnectionRefusedError):
                 time.sleep(0.05)
-        raise RuntimeError("twinboxd did not answer within %ss:\n%s" % (timeout, self.read_log()))
+        raise RuntimeError("twinboxd did not answer within %ss:\n%s" % (timeout, self.read_log(6000)))
 
-    def read_log(self):
-        try:
-            with open(self.log, "rb") as f:
-                return f.read().decode(errors="replace")[-6000:]
-        except FileNotFoundError:
-            return ""
+    def read_log(self, tail=None):
+        """The daemon's log: ours, and the one a CLI-started daemon writes."""
+        text = ""
+        for path in (self.log, os.path.join(self.env["XDG_STATE_HOME"], "twinbox", "twinboxd.log")):
+            try:
+                with open(path, "rb") as f:
+                    text += f.read().decode(errors="replace")
+            except FileNotFoundError:
+                pass
+        return text[-tail:] if tail else text
 
     def client(self, **kw):
         return Client(self.socket, **kw)
@@ -151,6 +155,15 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+    def sanitizer_report(self):
+        """What ASan/UBSan/LSan said in the daemon's log, if anything."""
+        log = self.read_log()
+        for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+            at = log.find(marker)
+            if at >= 0:
+                return log[max(0, at - 200):at + 3000]
+        return None
 
     def kill9(self):
         self.proc.kill()
@@ -174,7 +187,13 @@ class Daemon:
             pass
         self.stop()
         kill_leftover_sandboxes(self.sandboxes_dir())
+        report = self.sanitizer_report()
+        status = self.proc.returncode if self.proc else 0
         shutil.rmtree(self.root, ignore_errors=True)
+        if report:
+            raise AssertionError("twinboxd's sanitizers reported:\n" + report)
+        if status not in (0, -signal.SIGKILL):
+            raise AssertionError("twinboxd exited with status %s" % status)
 
 
 def kill_leftover_sandboxes(sandboxes_dir):

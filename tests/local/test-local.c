@@ -270,6 +270,22 @@ static void *connect_thread(void *arg)
 	return NULL;
 }
 
+struct exec_job {
+	const char *id;
+	int ret;
+	struct tbx_call call;
+	struct out out;
+	struct tbx_exec_result r;
+};
+
+static void *exec_thread(void *arg)
+{
+	struct exec_job *j = arg;
+
+	j->ret = run(j->id, "sleep 30", 0, &j->out, &j->r, &j->call);
+	return NULL;
+}
+
 static int count_bwrap_for(const char *id)
 {
 	char needle[512];
@@ -345,6 +361,40 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 	return 0;
 }
 
+/*
+ * Sandboxes outlive their creator by design, so a test killed by a timeout
+ * or a crash would leak them. A watchdog child waits for this process to
+ * die (EOF on a pipe) and then kills what is left and removes the data root.
+ */
+static void watchdog_start(void)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+		int devnull = open("/dev/null", O_RDWR);
+
+		close(p[1]);
+		if (devnull >= 0) {
+			dup2(devnull, 1);
+			dup2(devnull, 2);
+		}
+		setsid(); /* outlive a kill of the test's process group */
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		count_leftovers(1);
+		nftw(data_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		_exit(0);
+	}
+	close(p[0]);
+	/* The write end stays open, without CLOEXEC games: only this process holds it. */
+	fcntl(p[1], F_SETFD, FD_CLOEXEC);
+}
+
 int main(int argc, char **argv)
 {
 	const struct tbx_plugin_desc *(*entry)(const struct tbx_host_api *);
@@ -389,6 +439,7 @@ int main(int argc, char **argv)
 	}
 	/* Failure paths first: no bubblewrap, then an agent that dies at once. */
 	cfg_bwrap = "/nonexistent/bwrap";
+	watchdog_start();
 	ret = ops->instance_new(&c, &inst);
 	CHECK(ret == TBX_EUNAVAIL && strstr(c.message, "apt-get install bubblewrap"),
 	      "missing bwrap is reported (%s)", c.message);
@@ -785,9 +836,19 @@ int main(int argc, char **argv)
 	call_reset(&c);
 	ret = ops->sandbox_connect(inst, &c, "../../etc", 0, &info);
 	CHECK(ret == TBX_EINVAL, "a bad id is refused (%s)", c.message);
-	call_reset(&c);
-	ret = ops->sandbox_kill(inst, &c, id2);
-	CHECK(ret == 0, "kill the second sandbox");
+	{
+		struct exec_job j = { .id = id2 };
+		pthread_t th;
+
+		pthread_create(&th, NULL, exec_thread, &j);
+		usleep(500 * 1000);
+		call_reset(&c);
+		ret = ops->sandbox_kill(inst, &c, id2);
+		pthread_join(th, NULL);
+		CHECK(ret == 0, "kill the second sandbox while it runs a command");
+		CHECK(j.ret == TBX_EGONE, "that command's exec → EGONE (%d %s)", j.ret,
+		      j.call.message);
+	}
 
 cleanup:
 	{

@@ -82,7 +82,7 @@ struct tbx_server {
 	struct tbx_core *core;
 	struct evconnlistener *listener;
 	struct tbx_conn *conns;
-	int n_conns;
+	atomic_int n_conns; /* read by daemon.status on a worker */
 	int inflight;
 	int stopping;
 	int64_t next_call_id;
@@ -861,7 +861,7 @@ int tbx_server_inflight(struct tbx_server *server)
 
 int tbx_server_clients(struct tbx_server *server)
 {
-	return server ? server->n_conns : 0;
+	return server ? atomic_load(&server->n_conns) : 0;
 }
 
 void tbx_server_free(struct tbx_server *server)

@@ -104,6 +104,33 @@ static void local_argv_setenv(struct local_argv *a, const char *kv)
 	local_argv_addv(a, 3, "--setenv", key, eq + 1);
 }
 
+/*
+ * The sandbox's own passwd and group: uid 1000 is "user" inside whatever the
+ * host calls it, and the host's account list stays out of the sandbox.
+ */
+static void local_write_identity(const struct local_sbx *s)
+{
+	static const struct {
+		const char *name, *text;
+	} files[] = {
+		{ "passwd", "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+			    "user:x:1000:1000:sandbox user:" LOCAL_HOME ":/bin/bash\n"
+			    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" },
+		{ "group", "root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n" },
+	};
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f;
+		local_sbx_path(s, files[i].name, path);
+		f = fopen(path, "we");
+		if (f) {
+			fputs(files[i].text, f);
+			fclose(f);
+		}
+	}
+}
+
 static void local_build_argv(struct tbx_local *l, const struct local_sbx *s,
 			     struct json_object *meta, struct local_argv *a)
 {
@@ -134,6 +161,11 @@ static void local_build_argv(struct tbx_local *l, const struct local_sbx *s,
 			local_argv_addv(a, 3, "--ro-bind", "/dev/null", g.gl_pathv[k]);
 		globfree(&g);
 	}
+	local_write_identity(s);
+	local_sbx_path(s, "passwd", path);
+	local_argv_addv(a, 3, "--ro-bind", path, "/etc/passwd");
+	local_sbx_path(s, "group", path);
+	local_argv_addv(a, 3, "--ro-bind", path, "/etc/group");
 	local_argv_addv(a, 6, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
 	local_argv_addv(a, 2, "--tmpfs", "/var/tmp");
 	local_sbx_path(s, "home", path);
@@ -395,7 +427,12 @@ static pid_t local_spawn_detached(char *const argv[], int log_fd, int info_fd)
 			    dup2(info_fd, 3) < 0)
 				_exit(126);
 			close_range(4, ~0U, 0);
-			execv(argv[0], argv);
+			/*
+			 * bwrap stays as the sandbox's pid 1, whose /proc/1/environ
+			 * every process inside can read: it must not carry the
+			 * daemon's environment, engine keys included.
+			 */
+			execve(argv[0], argv, (char *const[]){ "PATH=/usr/bin:/bin", NULL });
 			(void)!write(2, "twinbox: cannot execute bwrap\n", 30);
 			_exit(127);
 		}

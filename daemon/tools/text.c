@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "tools-priv.h"
+#include "utf8.h"
 
 /* OpenCode's read.ts list: files it never tries to show as text. */
 static const char *const binary_exts[] = {
@@ -37,35 +38,6 @@ bool tbx_text_is_binary(const char *path, const char *data, size_t len)
 }
 
 /* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_seq(const unsigned char *s, size_t len)
-{
-	size_t n;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF are not UTF-8. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 char *tbx_utf8_clean(const char *s, size_t len, size_t *len_out)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -74,7 +46,7 @@ char *tbx_utf8_clean(const char *s, size_t len, size_t *len_out)
 
 	tbx_buf_init(&b);
 	while (i < len) {
-		size_t n = utf8_seq(u + i, len - i);
+		size_t n = tbx_utf8_seq_len(u + i, len - i);
 		if (n) {
 			i += n;
 			run += n;

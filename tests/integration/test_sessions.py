@@ -106,6 +106,31 @@ class SessionTest(DaemonTest):
         self.assertRegex(text.lower(), "abort|cancel")
 
 
+class IsolationTest(unittest.TestCase):
+    SECRET = "e2b_secret_must_not_leak_0123456789"
+
+    def test_identity_and_no_secrets_inside(self):
+        d = Daemon()
+        # Keys in the daemon's environment stay out of every sandbox.
+        for var in ("E2B_API_KEY", "DAYTONA_API_KEY", "VERIS_API_KEY"):
+            d.env[var] = self.SECRET
+        d.start()
+        try:
+            c = d.client()
+            sid = c.call("session.open", {"project_dir": d.env["HOME"]})["id"]
+            out = bash(c, sid, "id -un; id -u; hostname; env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'")
+            text = out["output"]
+            self.assertTrue(text.startswith("user\n1000\nsandbox\n"), text[:200])
+            self.assertNotIn(self.SECRET, text)
+            self.assertNotIn("API_KEY", text)
+            # Nor the host's accounts.
+            self.assertNotIn(os.environ.get("USER", "root") + ":x:", bash(c, sid, "cat /etc/passwd")["output"]
+                             if os.environ.get("USER") not in (None, "root") else "")
+            self.assertNotIn(self.SECRET, d.read_log())
+        finally:
+            d.cleanup()
+
+
 class RestartTest(unittest.TestCase):
     def test_kill9_and_restart_keeps_sessions_and_files(self):
         d = Daemon().start()

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Sessions: one sandbox however many first calls race, attach by key, close,
 delete, and state that survives kill -9 of the daemon."""
+import json
 import os
 import threading
 import time
@@ -150,6 +151,26 @@ class RestartTest(unittest.TestCase):
             self.assertEqual(bash(c, sid, "cat kept.txt")["output"].strip(), "before")
             again = c.call("session.open", {"project_dir": d.env["HOME"], "key": "survivor"})
             self.assertEqual(again["id"], sid)
+        finally:
+            d.cleanup()
+
+    def test_sigterm_cancels_inflight_calls_cleanly(self):
+        d = Daemon().start()
+        try:
+            c = d.client()
+            sid = c.call("session.open", {"project_dir": d.env["HOME"]})["id"]
+            bash(c, sid, "true")
+            rid = c.request("tool.call", {"session": sid, "name": "bash",
+                                          "args": {"command": "sleep 60"}})
+            time.sleep(0.5)
+            t0 = time.time()
+            d.proc.terminate()
+            reply = c.wait(rid)  # answered, not dropped
+            self.assertEqual(d.proc.wait(timeout=30), 0, d.read_log(4000))
+            self.assertLess(time.time() - t0, 20)
+            text = json.dumps(reply)
+            self.assertRegex(text.lower(), "abort|cancel")
+            self.assertIn("stopped serving", d.read_log())
         finally:
             d.cleanup()
 

@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 
 #include "envd-client.h"
+#include "envd-retry.h"
 
 struct tbx_envd_client {
 	const struct tbx_host_api *host;
@@ -13,6 +14,11 @@ struct tbx_envd_client {
 	char *unix_socket;
 	struct curl_slist *headers;
 	long timeout_ms;
+	CURLSH *share;                /* a connection pool shared with other clients, or NULL */
+	struct tbx_envd_retry retry;  /* attempts 0: no retries */
+	char *access_token;           /* envd's X-Access-Token for RPCs, or NULL */
+	char *files_user;             /* ?username= on /files, or NULL */
+	long stall_ms;                /* abort a stream silent this long; 0 = never */
 };
 
 /* A response body collected in memory, refusing to grow past max. */
@@ -27,6 +33,9 @@ struct tbx_envd_xfer {
 	struct tbx_envd_client *c;
 	struct tbx_call *call;
 	int cancelled;
+	long stall_ms;        /* abort when no byte arrived for this long; 0 = never */
+	int64_t last_data_ms; /* monotonic time of the last byte received */
+	int stalled;
 };
 
 /*
@@ -49,6 +58,20 @@ int tbx_envd_error_object(struct tbx_envd_client *c, struct tbx_call *call, cons
 /* tbx_envd_unary naming the call \p op in messages instead of the RPC path. */
 int tbx_envd_unary_as(struct tbx_envd_client *c, struct tbx_call *call, const char *op,
 		      const char *rpc, struct json_object *req, struct json_object **resp_out);
+/*
+ * curl_easy_perform() with the client's retry policy: 429/503 answers (their
+ * Retry-After honoured) and, when \p resets is set, failed or reset
+ * connections are tried again. \p b is emptied before each new try. Returns
+ * the last try's result and *status_out its HTTP status (0 if none); a
+ * cancellation while backing off returns CURLE_ABORTED_BY_CALLBACK with
+ * xfer->cancelled set.
+ */
+CURLcode tbx_envd_perform(struct tbx_envd_client *c, struct tbx_call *call, CURL *curl,
+			  struct tbx_envd_xfer *xfer, struct tbx_envd_body *b, int resets,
+			  long *status_out);
+/* "/files?path=<escaped>[&username=..][&signature=..]" for \p op "read" or "write". */
+char *tbx_envd_files_path(struct tbx_envd_client *c, CURL *curl, const char *path,
+			  const char *op);
 /* The peer, for messages: the Unix socket path or the base URL. */
 const char *tbx_envd_peer(const struct tbx_envd_client *c);
 

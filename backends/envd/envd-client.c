@@ -7,7 +7,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "envd-base64.h"
 #include "envd-codes.h"
+
+#include <openssl/evp.h>
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static int global_rc = -1;
@@ -55,7 +58,40 @@ void tbx_envd_client_free(struct tbx_envd_client *c)
 	curl_slist_free_all(c->headers);
 	free(c->base_url);
 	free(c->unix_socket);
+	free(c->access_token);
+	free(c->files_user);
 	free(c);
+}
+
+void tbx_envd_client_set_share(struct tbx_envd_client *c, void *share)
+{
+	c->share = share;
+}
+
+void tbx_envd_client_set_retry(struct tbx_envd_client *c, const struct tbx_envd_retry *policy)
+{
+	c->retry = *policy;
+}
+
+int tbx_envd_client_set_auth(struct tbx_envd_client *c, const char *user, const char *token)
+{
+	char *u = user ? strdup(user) : NULL, *t = token ? strdup(token) : NULL;
+
+	if ((user && !u) || (token && !t)) {
+		free(u);
+		free(t);
+		return -1;
+	}
+	free(c->files_user);
+	free(c->access_token);
+	c->files_user = u;
+	c->access_token = t;
+	return 0;
+}
+
+void tbx_envd_client_set_stall_timeout(struct tbx_envd_client *c, long stall_ms)
+{
+	c->stall_ms = stall_ms;
 }
 
 int tbx_envd_client_header_add(struct tbx_envd_client *c, const char *line)
@@ -85,6 +121,10 @@ static int envd_xferinfo(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off
 
 	if (x->call && x->c->host->is_cancelled(x->call)) {
 		x->cancelled = 1;
+		return 1;
+	}
+	if (x->stall_ms > 0 && tbx_envd_retry_now_ms() - x->last_data_ms > x->stall_ms) {
+		x->stalled = 1;
 		return 1;
 	}
 	return 0;
@@ -118,12 +158,31 @@ CURL *tbx_envd_curl_new(struct tbx_envd_client *c, const char *path, const char 
 			goto fail;
 		h = n;
 	}
+	/* /health and /files are not token-checked: /files is signed instead. */
+	if (c->access_token && strcmp(path, "/health") != 0 && strcmp(path, "/files") != 0 &&
+	    strncmp(path, "/files?", 7) != 0) {
+		size_t ln = strlen(c->access_token) + sizeof("X-Access-Token: ");
+		char *line = malloc(ln);
+
+		if (!line)
+			goto fail;
+		snprintf(line, ln, "X-Access-Token: %s", c->access_token);
+		n = curl_slist_append(h, line);
+		explicit_bzero(line, ln);
+		free(line);
+		if (!n)
+			goto fail;
+		h = n;
+	}
 	errbuf[0] = '\0';
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	free(url);
 	url = NULL;
 	if (c->unix_socket)
 		curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, c->unix_socket);
+	if (c->share)
+		curl_easy_setopt(curl, CURLOPT_SHARE, c->share);
+	curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
@@ -134,6 +193,8 @@ CURL *tbx_envd_curl_new(struct tbx_envd_client *c, const char *path, const char 
 	if (xfer) {
 		xfer->c = c;
 		xfer->cancelled = 0;
+		xfer->stalled = 0;
+		xfer->last_data_ms = tbx_envd_retry_now_ms();
 		curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
 		curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, envd_xferinfo);
 		curl_easy_setopt(curl, CURLOPT_XFERINFODATA, xfer);
@@ -242,6 +303,46 @@ int tbx_envd_error_object(struct tbx_envd_client *c, struct tbx_call *call, cons
 				  msg_s && *msg_s ? msg_s : code_s);
 }
 
+CURLcode tbx_envd_perform(struct tbx_envd_client *c, struct tbx_call *call, CURL *curl,
+			  struct tbx_envd_xfer *xfer, struct tbx_envd_body *b, int resets,
+			  long *status_out)
+{
+	struct tbx_envd_retry_state st;
+	CURLcode rc;
+
+	tbx_envd_retry_begin(&st, &c->retry);
+	for (;;) {
+		long status = 0, after = -1;
+		int again;
+
+		rc = curl_easy_perform(curl);
+		if (rc == CURLE_OK)
+			curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+		*status_out = status;
+		if (xfer && xfer->cancelled)
+			return rc;
+		if (rc == CURLE_OK && tbx_envd_retry_status(status))
+			after = tbx_envd_retry_after_ms(curl);
+		else if (!(rc != CURLE_OK && !b->overflow &&
+			   (resets ? tbx_envd_retry_curl(rc) : tbx_envd_retry_unsent(rc))))
+			return rc;
+		again = tbx_envd_retry_again(&st, c->host, call, after);
+		if (again < 0) {
+			if (xfer)
+				xfer->cancelled = 1;
+			return CURLE_ABORTED_BY_CALLBACK;
+		}
+		if (!again)
+			return rc;
+		c->host->log(call, TBX_LOG_DEBUG, "envd at %s: %s; trying again (%u)",
+			     tbx_envd_peer(c),
+			     rc == CURLE_OK ? "busy" : curl_easy_strerror(rc), st.tries + 1);
+		b->len = 0;
+		if (b->data)
+			b->data[0] = '\0';
+	}
+}
+
 int tbx_envd_health(struct tbx_envd_client *c, long timeout_ms)
 {
 	struct curl_slist *h;
@@ -304,13 +405,12 @@ int tbx_envd_unary_as(struct tbx_envd_client *c, struct tbx_call *call, const ch
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, tbx_envd_body_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
-	rc = curl_easy_perform(curl);
+	rc = tbx_envd_perform(c, call, curl, &xfer, &b, 1, &status);
 	if (rc != CURLE_OK) {
 		ret = b.overflow ? c->host->error_set(call, TBX_EPROTO, "%s: response too large", op)
 				 : tbx_envd_curl_fail(c, call, rc, &xfer, op, errbuf);
 		goto cleanup;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct);
 	if (!tbx_envd_ct_is(ct, "application/json")) {
 		ret = c->host->error_set(call, TBX_EPROTO,
@@ -344,20 +444,62 @@ cleanup:
 	return ret;
 }
 
-/* "/files?path=<escaped>" for a transfer. */
-static char *envd_files_path(CURL *curl, const char *path)
+/* "v1_" + unpadded base64 of sha256("<path>:<op>:<user>:<token>") (§2.6). */
+static char *envd_files_signature(const char *path, const char *op, const char *user,
+				  const char *token)
 {
-	char *esc = curl_easy_escape(curl, path, 0);
-	char *out;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	size_t n = strlen(path) + strlen(op) + strlen(user) + strlen(token) + 4;
+	char *raw = malloc(n), *b64 = NULL, *out = NULL;
+
+	if (!raw)
+		return NULL;
+	snprintf(raw, n, "%s:%s:%s:%s", path, op, user, token);
+	if (EVP_Digest(raw, strlen(raw), md, &mdlen, EVP_sha256(), NULL) == 1)
+		b64 = tbx_envd_base64_encode(md, mdlen);
+	explicit_bzero(raw, n);
+	free(raw);
+	if (!b64)
+		return NULL;
+	n = strlen(b64);
+	while (n && b64[n - 1] == '=')
+		b64[--n] = '\0';
+	out = malloc(n + 4);
+	if (out)
+		snprintf(out, n + 4, "v1_%s", b64);
+	free(b64);
+	return out;
+}
+
+char *tbx_envd_files_path(struct tbx_envd_client *c, CURL *curl, const char *path,
+			  const char *op)
+{
+	char *esc = curl_easy_escape(curl, path, 0), *user = NULL, *sig = NULL, *sig_raw = NULL;
+	char *out = NULL;
 	size_t n;
 
 	if (!esc)
 		return NULL;
-	n = strlen(esc) + sizeof("/files?path=");
+	if (c->files_user && !(user = curl_easy_escape(curl, c->files_user, 0)))
+		goto done;
+	if (c->access_token) {
+		sig_raw = envd_files_signature(path, op, c->files_user ? c->files_user : "",
+					       c->access_token);
+		if (!sig_raw || !(sig = curl_easy_escape(curl, sig_raw, 0)))
+			goto done;
+	}
+	n = strlen(esc) + (user ? strlen(user) : 0) + (sig ? strlen(sig) : 0) +
+	    sizeof("/files?path=&username=&signature=");
 	out = malloc(n);
 	if (out)
-		snprintf(out, n, "/files?path=%s", esc);
+		snprintf(out, n, "/files?path=%s%s%s%s%s", esc, user ? "&username=" : "",
+			 user ? user : "", sig ? "&signature=" : "", sig ? sig : "");
+done:
 	curl_free(esc);
+	curl_free(user);
+	curl_free(sig);
+	free(sig_raw);
 	return out;
 }
 
@@ -389,40 +531,53 @@ static int envd_files_error(struct tbx_envd_client *c, struct tbx_call *call, co
 	return st;
 }
 
+/* A curl handle for /files?path=... (op "read" or "write"); NULL on out of memory. */
+static CURL *envd_files_curl(struct tbx_envd_client *c, const char *path, const char *op,
+			     const char *const *extra, struct curl_slist **h,
+			     struct tbx_envd_xfer *xfer, char *errbuf)
+{
+	CURL *curl = tbx_envd_curl_new(c, "/files", extra, h, xfer, errbuf);
+	char *q, *full;
+	size_t n;
+
+	if (!curl)
+		return NULL;
+	q = tbx_envd_files_path(c, curl, path, op);
+	n = q ? strlen(c->base_url) + strlen(q) + 1 : 0;
+	full = q ? malloc(n) : NULL;
+	if (!full) {
+		free(q);
+		curl_easy_cleanup(curl);
+		curl_slist_free_all(*h);
+		*h = NULL;
+		return NULL;
+	}
+	snprintf(full, n, "%s%s", c->base_url, q);
+	curl_easy_setopt(curl, CURLOPT_URL, full);
+	free(full);
+	free(q);
+	return curl;
+}
+
 int tbx_envd_file_read(struct tbx_envd_client *c, struct tbx_call *call, const char *path,
 		       char **data_out, size_t *len_out)
 {
 	struct tbx_envd_body b = { .max = TBX_ENVD_FILE_MAX };
 	struct tbx_envd_xfer xfer = { .call = call };
 	struct curl_slist *h = NULL;
-	char errbuf[CURL_ERROR_SIZE], what[64] = "read";
-	char *url = NULL;
+	char errbuf[CURL_ERROR_SIZE];
 	long status = 0;
 	CURL *curl;
 	CURLcode rc;
 	int ret;
 
-	curl = tbx_envd_curl_new(c, "/", NULL, &h, &xfer, errbuf);
-	if (!curl || !(url = envd_files_path(curl, path))) {
-		ret = c->host->error_set(call, TBX_ENOMEM, "read %s: out of memory", path);
-		goto cleanup;
-	}
-	{
-		size_t n = strlen(c->base_url) + strlen(url) + 1;
-		char *full = malloc(n);
-
-		if (!full) {
-			ret = c->host->error_set(call, TBX_ENOMEM, "read %s: out of memory", path);
-			goto cleanup;
-		}
-		snprintf(full, n, "%s%s", c->base_url, url);
-		curl_easy_setopt(curl, CURLOPT_URL, full);
-		free(full);
-	}
+	curl = envd_files_curl(c, path, "read", NULL, &h, &xfer, errbuf);
+	if (!curl)
+		return c->host->error_set(call, TBX_ENOMEM, "read %s: out of memory", path);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, tbx_envd_body_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
-	rc = curl_easy_perform(curl);
+	rc = tbx_envd_perform(c, call, curl, &xfer, &b, 1, &status);
 	if (rc != CURLE_OK) {
 		ret = b.overflow ? c->host->error_set(call, TBX_EINVAL,
 						      "read %s: file is larger than %zu MiB", path,
@@ -430,9 +585,8 @@ int tbx_envd_file_read(struct tbx_envd_client *c, struct tbx_call *call, const c
 				 : tbx_envd_curl_fail(c, call, rc, &xfer, "read", errbuf);
 		goto cleanup;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200) {
-		ret = envd_files_error(c, call, what, status, &b);
+		ret = envd_files_error(c, call, "read", status, &b);
 		goto cleanup;
 	}
 	*data_out = c->host->alloc(b.len + 1);
@@ -446,10 +600,8 @@ int tbx_envd_file_read(struct tbx_envd_client *c, struct tbx_call *call, const c
 	*len_out = b.len;
 	ret = 0;
 cleanup:
-	free(url);
 	tbx_envd_body_release(&b);
-	if (curl)
-		curl_easy_cleanup(curl);
+	curl_easy_cleanup(curl);
 	curl_slist_free_all(h);
 	return ret;
 }
@@ -462,7 +614,6 @@ int tbx_envd_file_write(struct tbx_envd_client *c, struct tbx_call *call, const 
 	struct tbx_envd_xfer xfer = { .call = call };
 	struct curl_slist *h = NULL;
 	char errbuf[CURL_ERROR_SIZE];
-	char *url = NULL, *full = NULL;
 	long status = 0;
 	CURL *curl;
 	CURLcode rc;
@@ -472,37 +623,25 @@ int tbx_envd_file_write(struct tbx_envd_client *c, struct tbx_call *call, const 
 		return c->host->error_set(call, TBX_EINVAL, "write %s: %zu bytes is more than the "
 					  "%zu MiB a file write takes", path, len,
 					  TBX_ENVD_FILE_MAX >> 20);
-	curl = tbx_envd_curl_new(c, "/", extra, &h, &xfer, errbuf);
-	if (curl && (url = envd_files_path(curl, path))) {
-		size_t n = strlen(c->base_url) + strlen(url) + 1;
-
-		if ((full = malloc(n)))
-			snprintf(full, n, "%s%s", c->base_url, url);
-	}
-	if (!full) {
-		ret = c->host->error_set(call, TBX_ENOMEM, "write %s: out of memory", path);
-		goto cleanup;
-	}
-	curl_easy_setopt(curl, CURLOPT_URL, full);
+	curl = envd_files_curl(c, path, "write", extra, &h, &xfer, errbuf);
+	if (!curl)
+		return c->host->error_set(call, TBX_ENOMEM, "write %s: out of memory", path);
 	curl_easy_setopt(curl, CURLOPT_POST, 1L);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, len ? data : "");
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, tbx_envd_body_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
-	rc = curl_easy_perform(curl);
+	/* A replace is idempotent, so a reset connection is simply tried again. */
+	rc = tbx_envd_perform(c, call, curl, &xfer, &b, 1, &status);
 	if (rc != CURLE_OK) {
 		ret = tbx_envd_curl_fail(c, call, rc, &xfer, "write", errbuf);
 		goto cleanup;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	ret = status == 200 ? 0 : envd_files_error(c, call, "write", status, &b);
 cleanup:
-	free(url);
-	free(full);
 	tbx_envd_body_release(&b);
-	if (curl)
-		curl_easy_cleanup(curl);
+	curl_easy_cleanup(curl);
 	curl_slist_free_all(h);
 	return ret;
 }

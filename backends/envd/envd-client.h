@@ -32,6 +32,22 @@ void tbx_envd_client_free(struct tbx_envd_client *c);
 int tbx_envd_client_header_add(struct tbx_envd_client *c, const char *line);
 /* Bound for unary calls and file transfers, in ms (default 60000). */
 void tbx_envd_client_set_timeout(struct tbx_envd_client *c, long timeout_ms);
+/*
+ * Use \p share (a CURLSH * with connections shared, owned by the caller and
+ * outliving the client) so keep-alive connections are reused across clients.
+ */
+void tbx_envd_client_set_share(struct tbx_envd_client *c, void *share);
+/* Retry 429/503 answers and failed connections with this policy (copied). */
+struct tbx_envd_retry;
+void tbx_envd_client_set_retry(struct tbx_envd_client *c, const struct tbx_envd_retry *policy);
+/*
+ * A secured envd: RPCs carry X-Access-Token: \p token, and /files requests
+ * are signed with it instead (PROTOCOL.md §2.6), as ?username=\p user. Either
+ * may be NULL. -1 on out of memory.
+ */
+int tbx_envd_client_set_auth(struct tbx_envd_client *c, const char *user, const char *token);
+/* Give up on a process stream that sends nothing (not even keepalives) for this long. */
+void tbx_envd_client_set_stall_timeout(struct tbx_envd_client *c, long stall_ms);
 
 /* libcurl's process-wide setup; safe to call from several threads. 0 or -1. */
 int tbx_envd_global_init(void);
@@ -56,12 +72,15 @@ struct tbx_envd_process {
 	const char *const *env;        /* NULL-terminated "KEY=VALUE", or NULL */
 	const char *cwd;               /* or NULL for the peer's default */
 	uint32_t timeout_ms;           /* Connect-Timeout-Ms; 0 = none */
+	int *started_out;              /* set to 1 once the peer said it started, or NULL */
 };
 
 /*
  * Run a process and stream its output to \p on_output. Returns 0 when the
  * process ran, with \p out filled (timed_out / cancelled set when a deadline
  * or cancellation ended it); a negative tbx_status when it could not run.
+ * Cancellation drops the stream and sends SendSignal SIGKILL, since envd
+ * keeps a process running when its client goes away.
  */
 int tbx_envd_process_start(struct tbx_envd_client *c, struct tbx_call *call,
 			   const struct tbx_envd_process *p, tbx_exec_output_cb on_output,

@@ -23,10 +23,12 @@ struct envd_stream {
 	tbx_exec_output_cb on_output;
 	void *payload;
 	struct tbx_exec_result *out;
+	struct tbx_envd_xfer *xfer;   /* its last_data_ms is kept current */
 	struct tbx_envd_reader reader;
 	struct tbx_envd_body errbody; /* a non-200 answer is a unary-style error */
 	int mode;                     /* 0 unknown, 1 stream, 2 error body */
 	int got_start, got_end, got_eos, output_cancelled, nomem;
+	long pid;                     /* from the start event; 0 if none yet */
 	char *eos_code, *eos_message;
 	char proto[256]; /* first protocol violation seen */
 };
@@ -61,6 +63,8 @@ static int envd_stream_event(struct envd_stream *s, struct json_object *ev)
 
 	if (json_object_object_get_ex(ev, "start", &part)) {
 		s->got_start = 1;
+		if (json_object_object_get_ex(part, "pid", &v))
+			s->pid = (long)json_object_get_int64(v);
 		return 0;
 	}
 	if (!s->got_start) {
@@ -145,6 +149,7 @@ static size_t envd_stream_write(char *ptr, size_t size, size_t nmemb, void *user
 	size_t msg_len;
 	int r;
 
+	s->xfer->last_data_ms = tbx_envd_retry_now_ms();
 	if (!s->mode) {
 		long status = 0;
 		const char *ct = NULL;
@@ -268,6 +273,58 @@ done:
 	return out;
 }
 
+/*
+ * SendSignal SIGKILL to \p pid, best effort and deliberately outside the
+ * call's cancellation: envd keeps a process whose stream was dropped.
+ */
+static void envd_process_kill(struct tbx_envd_client *c, struct tbx_call *call, long pid)
+{
+	static const char *const extra[] = { "Content-Type: application/json",
+					     "Connect-Protocol-Version: 1", NULL };
+	struct tbx_envd_body b = { .max = 64u << 10 };
+	struct curl_slist *h = NULL;
+	char errbuf[CURL_ERROR_SIZE], body[128];
+	long status = 0;
+	CURL *curl;
+	CURLcode rc;
+
+	if (pid <= 0)
+		return;
+	snprintf(body, sizeof(body), "{\"process\":{\"pid\":%ld},\"signal\":\"SIGNAL_SIGKILL\"}", pid);
+	curl = tbx_envd_curl_new(c, "/process.Process/SendSignal", extra, &h, NULL, errbuf);
+	if (!curl)
+		return;
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 5000L);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, tbx_envd_body_write);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
+	rc = curl_easy_perform(curl);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	/* not_found is fine: the process ended, or the peer killed it on hang-up. */
+	if (rc != CURLE_OK || (status != 200 && status != 404))
+		c->host->log(call, TBX_LOG_WARN, "exec: could not signal process %ld at %s: %s", pid,
+			     tbx_envd_peer(c), rc != CURLE_OK ? curl_easy_strerror(rc) : "HTTP error");
+	tbx_envd_body_release(&b);
+	curl_easy_cleanup(curl);
+	curl_slist_free_all(h);
+}
+
+/* Forget a try that never started a process, so the next try starts clean. */
+static void envd_stream_reset(struct envd_stream *s)
+{
+	tbx_envd_reader_release(&s->reader);
+	tbx_envd_reader_init(&s->reader, ENVD_STREAM_MAX_MESSAGE);
+	tbx_envd_body_release(&s->errbody);
+	s->errbody.max = 1u << 20;
+	s->mode = 0;
+	s->got_start = s->got_end = s->got_eos = 0;
+	free(s->eos_code);
+	free(s->eos_message);
+	s->eos_code = s->eos_message = NULL;
+	s->proto[0] = '\0';
+}
+
 int tbx_envd_process_start(struct tbx_envd_client *c, struct tbx_call *call,
 			   const struct tbx_envd_process *p, tbx_exec_output_cb on_output,
 			   void *payload, struct tbx_exec_result *out)
@@ -279,6 +336,7 @@ int tbx_envd_process_start(struct tbx_envd_client *c, struct tbx_call *call,
 	struct envd_stream s = { .c = c, .call = call, .on_output = on_output,
 				 .payload = payload, .out = out };
 	struct tbx_envd_xfer xfer = { .call = call };
+	struct tbx_envd_retry_state st;
 	struct curl_slist *h = NULL;
 	char errbuf[CURL_ERROR_SIZE];
 	char *body;
@@ -314,14 +372,57 @@ int tbx_envd_process_start(struct tbx_envd_client *c, struct tbx_call *call,
 	 */
 	if (p->timeout_ms)
 		curl_easy_setopt(s.curl, CURLOPT_TIMEOUT_MS, (long)p->timeout_ms + 15000L);
-	rc = curl_easy_perform(s.curl);
+	/* A peer that stops sending even keepalives is gone, not slow. */
+	xfer.stall_ms = c->stall_ms;
+	s.xfer = &xfer;
+	tbx_envd_retry_begin(&st, &c->retry);
+	for (;;) {
+		long status = 0, after = -1;
+		int again, retry;
+
+		rc = curl_easy_perform(s.curl);
+		curl_easy_getinfo(s.curl, CURLINFO_RESPONSE_CODE, &status);
+		/*
+		 * Only a start that certainly never ran is tried again: no
+		 * connection, or a 429/503 answer instead of a stream.
+		 */
+		retry = !s.got_start && !s.output_cancelled && !xfer.cancelled && !s.nomem &&
+			!s.proto[0] &&
+			((rc != CURLE_OK && tbx_envd_retry_unsent(rc)) ||
+			 (rc == CURLE_OK && s.mode == 2 && tbx_envd_retry_status(status)));
+		if (!retry)
+			break;
+		if (rc == CURLE_OK)
+			after = tbx_envd_retry_after_ms(s.curl);
+		again = tbx_envd_retry_again(&st, c->host, call, after);
+		if (again < 0)
+			xfer.cancelled = 1;
+		if (again <= 0)
+			break;
+		c->host->log(call, TBX_LOG_DEBUG, "exec: envd at %s busy; trying again (%u)",
+			     tbx_envd_peer(c), st.tries + 1);
+		envd_stream_reset(&s);
+		xfer.last_data_ms = tbx_envd_retry_now_ms();
+	}
+	if (p->started_out)
+		*p->started_out = s.got_start;
 
 	if (s.output_cancelled || xfer.cancelled) {
-		/* Dropping the connection makes the peer kill the process group. */
+		/* envd keeps a process whose client left: kill it explicitly. */
+		if (s.got_start)
+			envd_process_kill(c, call, s.pid);
+		s.pid = 0;
 		out->cancelled = 1;
 		out->exit_code = -1;
 		out->signal = SIGKILL;
 		ret = 0;
+		goto cleanup;
+	}
+	if (xfer.stalled) {
+		ret = c->host->error_set(call, TBX_EIO,
+					 "exec: envd at %s sent nothing, not even a keepalive, for "
+					 "%ld s; the command was abandoned",
+					 tbx_envd_peer(c), (c->stall_ms + 999) / 1000);
 		goto cleanup;
 	}
 	if (s.nomem) {
@@ -334,6 +435,8 @@ int tbx_envd_process_start(struct tbx_envd_client *c, struct tbx_call *call,
 		goto cleanup;
 	}
 	if (rc == CURLE_OPERATION_TIMEDOUT && p->timeout_ms && s.got_start) {
+		envd_process_kill(c, call, s.pid);
+		s.pid = 0;
 		out->timed_out = 1;
 		out->exit_code = -1;
 		out->signal = SIGKILL;
@@ -383,6 +486,9 @@ int tbx_envd_process_start(struct tbx_envd_client *c, struct tbx_call *call,
 	}
 	ret = 0;
 cleanup:
+	/* A stream that broke after the start leaves the process running on envd. */
+	if (ret < 0 && s.got_start && !s.got_end)
+		envd_process_kill(c, call, s.pid);
 	free(body);
 	free(s.eos_code);
 	free(s.eos_message);

@@ -5,7 +5,7 @@
 
 PACKAGES := gcc g++ make meson ninja-build pkg-config git python3 binutils \
 	libevent-dev libjson-c-dev libsqlite3-dev libgit2-dev libsodium-dev \
-	libcurl4-openssl-dev libssl-dev libpcre2-dev bubblewrap abigail-tools nodejs
+	libcurl4-openssl-dev libssl-dev libpcre2-dev bubblewrap abigail-tools nodejs curl
 
 BUILD ?= build
 ASAN_BUILD ?= build-asan

@@ -29,7 +29,7 @@ static int only_json_flag(int argc, char **argv, const char *usage)
 
 int cmd_status(int argc, char **argv)
 {
-	struct json_object *r;
+	struct json_object *r, *twin;
 	int json, rc;
 
 	if (cli_wants_help(argc, argv, status_usage))
@@ -50,6 +50,14 @@ int cmd_status(int argc, char **argv)
 		printf("sessions        %s\n", cli_str(r, "sessions"));
 		printf("modules         %s\n", cli_str(r, "modules"));
 		printf("clients         %s\n", cli_str(r, "clients"));
+		if (json_object_object_get_ex(r, "twin", &twin) && twin) {
+			printf("twin            %s at %s, %s%s%s\n", cli_str(twin, "mode"),
+			       cli_str(twin, "base"),
+			       json_object_get_boolean(json_object_object_get(twin, "healthy"))
+				       ? "healthy" : "not healthy",
+			       json_object_object_get(twin, "error") ? ": " : "",
+			       json_object_object_get(twin, "error") ? cli_str(twin, "error") : "");
+		}
 	}
 	json_object_put(r);
 	return CLI_OK;

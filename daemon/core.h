@@ -18,6 +18,7 @@ struct tbx_store;
 struct tbx_sessions;
 struct tbx_engine;
 struct tbx_server;
+struct tbx_twin_service;
 
 struct tbx_core {
 	struct tbx_paths paths;
@@ -26,6 +27,7 @@ struct tbx_core {
 	struct tbx_store *store;
 	struct tbx_sessions *sessions;
 	struct tbx_server *server;
+	struct tbx_twin_service *twin;  /* the Veris cloud or the local twind */
 	int64_t started_at_ms;
 
 	pthread_mutex_t engines_lock;

@@ -24,6 +24,7 @@
 #include "rpc-server.h"
 #include "session.h"
 #include "store.h"
+#include "twin-service.h"
 #include "workers.h"
 
 #define TBX_LOG_CATEGORY "daemon"
@@ -194,6 +195,8 @@ int main(int argc, char **argv)
 	rcfg.state_root = core.paths.state_dir;
 	if (tbx_registry_load(&core.registry, &rcfg) < 0)
 		goto fail;
+	if (tbx_twin_service_start(&core.paths, &core.twin) < 0)
+		goto fail;
 	tbx_log_info("%zu module(s) loaded from %s, %zu refused", core.registry.n_modules,
 		     rcfg.search_path, core.registry.n_refused);
 
@@ -237,6 +240,7 @@ fail:
 		event_free(d.grace);
 	if (d.base)
 		event_base_free(d.base);
+	tbx_twin_service_free(core.twin);
 	tbx_sessions_free(core.sessions);
 	tbx_core_engines_free(&core);
 	tbx_store_close(core.store);

@@ -14,6 +14,7 @@
 #include "session.h"
 #include "store.h"
 #include "tools/tools.h"
+#include "twin-service.h"
 #include "utf8.h"
 
 static int method_session_open(struct tbx_request *req, struct json_object *params,
@@ -199,6 +200,7 @@ static int method_daemon_status(struct tbx_request *req, struct json_object *par
 			       json_object_new_int64((int64_t)tbx_sessions_count(core->sessions)));
 	json_object_object_add(o, "modules", json_object_new_int64((int64_t)core->registry.n_modules));
 	json_object_object_add(o, "clients", json_object_new_int(tbx_server_clients(core->server)));
+	json_object_object_add(o, "twin", core->twin ? tbx_twin_service_status(core->twin) : NULL);
 	*out = o;
 	return 0;
 }

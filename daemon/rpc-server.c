@@ -228,7 +228,8 @@ int tbx_server_new(struct event_base *base, struct tbx_workers *workers, struct 
 	if (listen_fd >= 0) {
 		evutil_make_socket_nonblocking(listen_fd);
 		server->listener = evconnlistener_new(base, accept_cb, server,
-						      LEV_OPT_CLOSE_ON_FREE, -1, listen_fd);
+						      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1,
+						      listen_fd);
 		if (!server->listener) {
 			free(server);
 			return tbx_error_set(TBX_EIO, "cannot listen on the daemon socket");

@@ -25,6 +25,7 @@ int cli_wants_help(int argc, char **argv, const char *usage);
 
 int cmd_session(int argc, char **argv);
 int cmd_tool(int argc, char **argv);
+int cmd_sync(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_modules(int argc, char **argv);
 int cmd_demo(int argc, char **argv);

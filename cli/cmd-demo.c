@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `twinbox demo`: the main job on the embedded default, start to finish. It
- * opens a session on a scratch project, has "an agent" use the tools in a
- * real sandbox, shows what the sandbox can and cannot reach, and cleans up.
+ * opens a session on a scratch project (a git repository when git is
+ * installed), has "an agent" use the tools in a real sandbox, shows what the
+ * sandbox can and cannot reach, brings the work home with gitSync, and
+ * cleans up.
  */
+#define _GNU_SOURCE
+#include <ftw.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +20,9 @@ static const char usage_text[] =
 	"Usage: twinbox demo [--engine E] [--keep]\n"
 	"\n"
 	"Open a session on a scratch project, run the agent tools in its sandbox and\n"
-	"show each call and its result. --keep leaves the session (and sandbox) alive.\n";
+	"show each call and its result, then bring the agent's work home onto branch\n"
+	"opencode/N of the scratch repository. --keep leaves the session (and sandbox)\n"
+	"and the scratch project alive.\n";
 
 struct step {
 	const char *say;
@@ -66,12 +72,53 @@ static int run_step(const char *session, const struct step *st)
 	return CLI_OK;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	remove(path); /* best effort: a scratch directory */
+	return 0;
+}
+
+/* The scratch project as a git repository with one commit, if git is there to make it. */
+static int make_repo(const char *dir)
+{
+	char cmd[512];
+
+	if (system("git --version >/dev/null 2>&1") != 0)
+		return 0;
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && git init -q -b main && echo '# shop' > README.md && git add README.md "
+		 "&& git -c user.name=You -c user.email=you@example.invalid commit -q -m 'the project "
+		 "as you left it'", dir);
+	if (system(cmd) != 0)
+		return 0;
+	printf("$ git init && git commit -m 'the project as you left it'   # in %s\n", dir);
+	return 1;
+}
+
+static int show_home(const char *dir, const char *session, const char *n)
+{
+	static const struct step sync = {
+		"The agent's work comes home: committed in the sandbox, bundled, and on a branch "
+		"of your repository. No SSH, no port, no credential.", "gitSync", "{}" };
+	char cmd[512];
+	int rc = run_step(session, &sync);
+
+	if (rc != CLI_OK)
+		return rc;
+	printf("\n# In your repository, ready to review and merge:\n");
+	printf("$ git log --stat --format='%%h %%an: %%s' main..opencode/%s\n", n);
+	fflush(stdout);
+	snprintf(cmd, sizeof(cmd), "git -C '%s' log --stat --format='%%h %%an: %%s' main..opencode/%s",
+		 dir, n);
+	return system(cmd) == 0 ? CLI_OK : CLI_FAILED;
+}
+
 int cmd_demo(int argc, char **argv)
 {
 	struct json_object *params, *result = NULL;
-	char dir[] = "/tmp/twinbox-demo-XXXXXX", session[64];
+	char dir[] = "/tmp/twinbox-demo-XXXXXX", session[64], branch[32];
 	const char *engine = NULL;
-	int keep = 0, rc;
+	int keep = 0, repo, rc;
 
 	if (cli_wants_help(argc, argv, usage_text))
 		return CLI_OK;
@@ -88,6 +135,7 @@ int cmd_demo(int argc, char **argv)
 		return CLI_FAILED;
 	}
 	printf("# twinbox demo: a session on %s, engine %s\n", dir, engine ? engine : "(default)");
+	repo = make_repo(dir);
 	params = json_object_new_object();
 	json_object_object_add(params, "project_dir", json_object_new_string(dir));
 	if (engine)
@@ -97,11 +145,14 @@ int cmd_demo(int argc, char **argv)
 	if (rc != CLI_OK)
 		goto out;
 	snprintf(session, sizeof(session), "%s", cli_str(result, "id"));
+	snprintf(branch, sizeof(branch), "%s", cli_str(result, "branch_number"));
 	json_object_put(result);
 	result = NULL;
 	printf("$ twinbox session open --repo %s\n%s\n", dir, session);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && rc == CLI_OK; i++)
 		rc = run_step(session, &steps[i]);
+	if (rc == CLI_OK && repo)
+		rc = show_home(dir, session, branch);
 	if (keep) {
 		printf("\n# Kept: `twinbox session show %s`; delete with `twinbox session delete %s`.\n",
 		       session, session);
@@ -116,9 +167,10 @@ int cmd_demo(int argc, char **argv)
 		if (rc == CLI_OK)
 			rc = drc;
 	}
-	printf("\n# Twins, receipts and git sync arrive in the next milestones; see README.md.\n");
+	printf("\n# Next: the twin as the sandbox's only way out, and signed receipts; see README.md.\n");
 out:
 	json_object_put(result);
-	rmdir(dir);
+	if (!keep)
+		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return rc;
 }

@@ -27,8 +27,17 @@ static void print_session(struct json_object *s)
 	static const char *const keys[] = { "id", "state", "engine", "sandbox_id", "workdir",
 					    "project_dir", "repo_root", "frontend", "key" };
 
+	struct json_object *sync, *enabled;
+
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		printf("%-12s %s\n", keys[i], cli_str(s, keys[i]));
+	/* Git sync: where the work comes home, and anything the user should hear. */
+	if (json_object_object_get_ex(s, "sync", &sync) && sync &&
+	    json_object_object_get_ex(sync, "enabled", &enabled) && json_object_get_boolean(enabled)) {
+		printf("%-12s %s (sync %s)\n", "branch", cli_str(sync, "branch"), cli_str(sync, "state"));
+		if (strcmp(cli_str(sync, "notice"), "-") != 0)
+			printf("%-12s %s\n", "notice", cli_str(sync, "notice"));
+	}
 }
 
 static int session_open(int argc, char **argv)

@@ -3,6 +3,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -13,7 +14,7 @@ static const char usage_text[] =
 	"tool's parameter names, e.g.\n"
 	"  twinbox tool ses_x bash '{\"command\":\"ls -la\"}'\n"
 	"  twinbox tool ses_x read '{\"filePath\":\"README.md\",\"limit\":20}'\n"
-	"Tools: bash, read, write, edit, multiedit, ls, glob, grep.\n"
+	"Tools: bash, read, write, edit, multiedit, ls, glob, grep, gitSync.\n"
 	"Prints the tool's output (bash output streams as it runs); --json prints the\n"
 	"whole result {title, output, metadata} instead.\n";
 
@@ -29,6 +30,15 @@ static void on_progress(struct json_object *params, void *payload)
 
 	if (!json_object_object_get_ex(params, "data", &data))
 		return;
+	if (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0) {
+		/* Other streams (gitSync's "sync") are progress, for a person watching. */
+		if (isatty(STDERR_FILENO)) {
+			fwrite(json_object_get_string(data), 1,
+			       (size_t)json_object_get_string_len(data), stderr);
+			fflush(stderr);
+		}
+		return;
+	}
 	FILE *out = strcmp(stream, "stderr") == 0 ? stderr : stdout;
 	fwrite(json_object_get_string(data), 1, (size_t)json_object_get_string_len(data), out);
 	fflush(out);
@@ -85,6 +95,9 @@ int cmd_tool(int argc, char **argv)
 		if (json_object_object_get_ex(result, "metadata", &meta) &&
 		    json_object_object_get_ex(meta, "exit", &v) && json_object_get_int(v) != 0)
 			fprintf(stderr, "(exit %d)\n", json_object_get_int(v));
+		/* Said once by the session, e.g. that uncommitted changes stayed behind. */
+		if (json_object_object_get_ex(result, "notice", &v) && v)
+			fprintf(stderr, "twinbox: note: %s\n", json_object_get_string(v));
 	}
 	json_object_put(result);
 	return CLI_OK;

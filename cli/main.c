@@ -22,7 +22,8 @@ static const char usage_text[] =
 	"  session list|show ID|close ID|delete ID [--json]\n"
 	"  tool ID NAME [ARGS_JSON] [--json]\n"
 	"                                run a tool (bash, read, write, edit, multiedit, ls,\n"
-	"                                glob, grep) in a session's sandbox\n"
+	"                                glob, grep, gitSync) in a session's sandbox\n"
+	"  sync ID [--json]              bring the session's work home onto opencode/N\n"
 	"  status [--json]               the daemon's state\n"
 	"  modules [--json]              engines and frontends, loaded and refused\n"
 	"  daemon stop                   stop the daemon gracefully\n"
@@ -99,6 +100,7 @@ int main(int argc, char **argv)
 	} commands[] = {
 		{ "session", cmd_session }, { "tool", cmd_tool },     { "status", cmd_status },
 		{ "modules", cmd_modules }, { "demo", cmd_demo },     { "daemon", cmd_daemon },
+		{ "sync", cmd_sync },
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The twinbox/1 methods: sessions, tools, status and modules. */
+/* The twinbox/1 methods: sessions, tools, git sync, status and modules. */
 #include "methods.h"
 
 #include <json-c/json.h>
@@ -127,6 +127,30 @@ static int method_tool_call(struct tbx_request *req, struct json_object *params,
 	return rc;
 }
 
+static void sync_progress(void *payload, const char *phase, uint64_t done, uint64_t total)
+{
+	struct json_object *p = json_object_new_object();
+
+	json_object_object_add(p, "stream", json_object_new_string("sync"));
+	json_object_object_add(p, "phase", json_object_new_string(phase));
+	json_object_object_add(p, "done", json_object_new_int64((int64_t)done));
+	json_object_object_add(p, "total", json_object_new_int64((int64_t)total));
+	tbx_request_progress(payload, p);
+}
+
+static int method_sync(struct tbx_request *req, struct json_object *params,
+		       struct json_object **out)
+{
+	struct tbx_session *s;
+	int rc = request_session(req, params, &s);
+
+	if (rc == 0) {
+		rc = tbx_session_sync(s, tbx_request_cancel(req), sync_progress, req, out);
+		tbx_session_unref(s);
+	}
+	return rc;
+}
+
 static int method_tool_list(struct tbx_request *req, struct json_object *params,
 			    struct json_object **out)
 {
@@ -222,6 +246,7 @@ static const struct tbx_method methods[] = {
 	{ "session.delete", method_session_delete, 0, "delete a session and kill its sandbox" },
 	{ "tool.call", method_tool_call, 0, "run a tool in a session's sandbox" },
 	{ "tool.list", method_tool_list, 1, "list the tools and their parameters" },
+	{ "sync", method_sync, 0, "bring a session's work home onto opencode/N" },
 	{ "modules.list", method_modules_list, 1, "list loaded and refused modules" },
 	{ "daemon.status", method_daemon_status, 1, "the daemon's state" },
 	{ "daemon.stop", method_daemon_stop, 1, "stop the daemon gracefully" },

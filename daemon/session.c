@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Sessions: the store's rows plus the one-sandbox-per-session guarantee. */
+#define _GNU_SOURCE
 #include "session.h"
 
 #include <errno.h>
@@ -16,8 +17,10 @@
 #include "core.h"
 #include "engine.h"
 #include "error.h"
+#include "git-repo.h"
 #include "log.h"
 #include "store.h"
+#include "sync.h"
 #include "tools/tools.h"
 
 #define TBX_LOG_CATEGORY "session"
@@ -26,6 +29,8 @@
 #define SANDBOX_TIMEOUT_S (20 * 60)
 /* How often tool use may push last_used_at to the store. */
 #define TOUCH_INTERVAL_MS (60 * 1000)
+/* How often sync progress (objects indexed...) may be reported. */
+#define SYNC_PROGRESS_MS 100
 
 struct tbx_session {
 	atomic_int refs;
@@ -35,6 +40,10 @@ struct tbx_session {
 	struct tbx_engine *engine;
 	int sandbox_ready; /* created or connected by this daemon */
 	int64_t touched_at;
+	/* Git sync: one at a time per session. Taken before lock, never inside it. */
+	pthread_mutex_t sync_lock;
+	struct tbx_sync_status sync; /* guarded by lock */
+	char *notice_pending;        /* told with the next tool result; guarded by lock */
 };
 
 struct tbx_sessions {
@@ -61,6 +70,9 @@ void tbx_session_unref(struct tbx_session *session)
 	if (!session || atomic_fetch_sub(&session->refs, 1) != 1)
 		return;
 	tbx_session_row_clear(&session->row);
+	tbx_sync_status_clear(&session->sync);
+	free(session->notice_pending);
+	pthread_mutex_destroy(&session->sync_lock);
 	pthread_mutex_destroy(&session->lock);
 	free(session);
 }
@@ -93,6 +105,7 @@ static struct tbx_session *sessions_add_locked(struct tbx_sessions *sessions,
 	sessions->items = grown;
 	atomic_init(&s->refs, 1);
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->sync_lock, NULL);
 	s->owner = sessions;
 	s->row = *row;
 	memset(row, 0, sizeof(*row));
@@ -141,6 +154,26 @@ static int random_id(char *out, size_t len)
 		out[i] = alphabet[bytes[i] % 36];
 	out[len] = '\0';
 	return 0;
+}
+
+/*
+ * Give a session in a git repository its branch number N (opencode/N). Done
+ * at open so the user sees N at once, and again for a replacement sandbox:
+ * one N per sandbox. Sync still works without one (it retries), so a
+ * failure is logged, not returned.
+ */
+static void session_branch_allocate(struct tbx_core *core, struct tbx_session_row *row)
+{
+	int64_t n = 0;
+
+	if (tbx_sync_branch_allocate(core->store, row->repo_root, row->id, &n) < 0) {
+		tbx_log_warn("session %s: no branch number for %s: %s", row->id, row->repo_root,
+			     tbx_error_message());
+		return;
+	}
+	row->branch_number = n;
+	tbx_log_info("session %s: its work syncs to opencode/%lld in %s", row->id, (long long)n,
+		     row->repo_root);
 }
 
 /* The git worktree root above dir (a .git directory or file), or NULL. */
@@ -219,6 +252,8 @@ int tbx_session_open(struct tbx_sessions *sessions, const struct tbx_session_ope
 	row.created_at = row.updated_at = row.last_used_at = tbx_now_ms();
 	if ((rc = tbx_store_session_insert(core->store, &row)) < 0)
 		goto out;
+	if (row.repo_root)
+		session_branch_allocate(core, &row);
 	tbx_log_info("opened session %s on %s (engine %s)", row.id, row.project_dir, row.engine);
 	pthread_mutex_lock(&sessions->lock);
 	s = sessions_add_locked(sessions, &row);
@@ -268,6 +303,9 @@ int tbx_session_to_json(struct tbx_session *session, struct json_object **out)
 {
 	pthread_mutex_lock(&session->lock);
 	*out = row_to_json(&session->row);
+	json_object_object_add(*out, "sync", tbx_sync_status_json(&session->sync,
+								  session->row.repo_root,
+								  session->row.branch_number));
 	pthread_mutex_unlock(&session->lock);
 	return 0;
 }
@@ -321,8 +359,85 @@ static int set_row_string(char **field, const char *value)
 	return 0;
 }
 
-/* Create a sandbox for s. Called with s->lock held. */
-static int session_create_sandbox(struct tbx_session *s, const atomic_int *cancel)
+static void session_event(struct tbx_session *s, const char *kind, struct json_object *data)
+{
+	tbx_store_event_append(s->owner->core->store, s->row.id, kind,
+			       data ? json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN)
+				    : NULL);
+	json_object_put(data);
+}
+
+/* Set the sync status, and queue its notice for the next tool result. Called with s->lock held. */
+static void session_sync_status(struct tbx_session *s, const char *state, const char *notice)
+{
+	tbx_sync_status_set(&s->sync, state, notice);
+	if (notice) {
+		free(s->notice_pending);
+		s->notice_pending = strdup(notice);
+	}
+}
+
+/*
+ * Session start (DESIGN §6): local HEAD becomes branch opencode in the new
+ * sandbox. Part of the once-only creation, so racing first calls adopt
+ * exactly once and all of them see the commit. A failure here never fails
+ * the call that made the sandbox: the sandbox works without it, and the
+ * sync status and the next tool result say what happened. Not cancellable:
+ * a half-adopted sandbox would be worse than a slow first call. Called with
+ * s->lock held.
+ */
+static void session_adopt_locked(struct tbx_session *s, int replacing)
+{
+	struct tbx_git_adopt_result res;
+	struct tbx_sync_sandbox port;
+	struct json_object *ev = json_object_new_object();
+	char *text = NULL;
+	int rc;
+
+	if (replacing || s->row.branch_number == 0) {
+		int64_t before = s->row.branch_number;
+		session_branch_allocate(s->owner->core, &s->row);
+		if (before && s->row.branch_number != before)
+			tbx_log_info("session %s: a new sandbox, so a new branch: opencode/%lld",
+				     s->row.id, (long long)s->row.branch_number);
+	}
+	tbx_sync_sandbox_init(&port, s->engine, s->row.sandbox_id, s->row.workdir, s->row.id,
+			      NULL);
+	rc = tbx_git_sync_adopt(s->row.repo_root, &port.port, NULL, &res);
+	if (rc == 0) {
+		int empty = res.head_kind == TBX_GIT_HEAD_UNBORN;
+		json_object_object_add(ev, "commit", empty ? NULL
+						    : json_object_new_string(git_oid_tostr_s(&res.oid)));
+		json_object_object_add(ev, "branch", json_object_new_string(res.head_name));
+		json_object_object_add(ev, "bytes", json_object_new_int64((int64_t)res.bytes));
+		json_object_object_add(ev, "incremental", json_object_new_boolean(res.incremental));
+		json_object_object_add(ev, "dirty", json_object_new_int64((int64_t)res.dirty));
+		tbx_log_info("session %s: the sandbox opens on %s%s%s (%llu bytes sent)%s", s->row.id,
+			     empty ? "an empty repository" : git_oid_tostr_s(&res.oid),
+			     res.head_name[0] ? ", branch " : "", res.head_name,
+			     (unsigned long long)res.bytes, res.dirty ? "; the worktree is dirty" : "");
+		session_sync_status(s, empty ? "empty" : "adopted", res.notice);
+		session_event(s, "git.adopted", ev);
+	} else {
+		const char *state = rc == TBX_ENOENT || rc == TBX_ENOTSUP ? "off" : "failed";
+		if (asprintf(&text, "%s%s%s", rc == TBX_ENOENT ? "git sync is off: " : "",
+			     tbx_error_message(),
+			     strcmp(state, "failed") == 0
+				     ? "; the sandbox works, but it does not hold your commit" : "") < 0)
+			text = NULL;
+		tbx_log_warn("session %s: cannot put local HEAD in the sandbox: %s", s->row.id,
+			     tbx_error_message());
+		json_object_object_add(ev, "message", json_object_new_string(tbx_error_message()));
+		session_sync_status(s, state, text ? text : tbx_error_message());
+		session_event(s, "git.adopt_failed", ev);
+		tbx_error_clear();
+	}
+	free(text);
+	tbx_git_adopt_result_clear(&res);
+}
+
+/* Create a sandbox for s; replacing says one was lost. Called with s->lock held. */
+static int session_create_sandbox(struct tbx_session *s, const atomic_int *cancel, int replacing)
 {
 	struct tbx_core *core = s->owner->core;
 	struct tbx_sandbox_spec spec = TBX_SANDBOX_SPEC_INIT;
@@ -357,6 +472,8 @@ static int session_create_sandbox(struct tbx_session *s, const atomic_int *cance
 		tbx_log_info("session %s: created sandbox %s on %s", s->row.id, info.id,
 			     tbx_engine_name(s->engine));
 		tbx_store_event_append(core->store, s->row.id, "sandbox.created", NULL);
+		if (s->row.repo_root)
+			session_adopt_locked(s, replacing);
 	}
 	tbx_sandbox_info_clear(&info);
 	return rc;
@@ -367,7 +484,7 @@ static int session_ensure_sandbox(struct tbx_session *s, const atomic_int *cance
 {
 	struct tbx_core *core = s->owner->core;
 	struct tbx_sandbox_info info;
-	int rc = 0;
+	int rc = 0, replacing = 0;
 
 	pthread_mutex_lock(&s->lock);
 	if ((rc = session_check_live(s)) < 0 || s->sandbox_ready)
@@ -387,6 +504,7 @@ static int session_ensure_sandbox(struct tbx_session *s, const atomic_int *cance
 				     s->row.id, s->row.sandbox_id, tbx_error_message());
 			tbx_store_event_append(core->store, s->row.id, "sandbox.lost", NULL);
 			set_row_string(&s->row.sandbox_id, NULL);
+			replacing = 1;
 			rc = 0;
 		} else if (rc < 0) {
 			tbx_error_prefix("cannot resume sandbox %s of session %s", s->row.sandbox_id,
@@ -394,7 +512,7 @@ static int session_ensure_sandbox(struct tbx_session *s, const atomic_int *cance
 			goto unlock;
 		}
 	}
-	if (!s->row.sandbox_id && (rc = session_create_sandbox(s, cancel)) < 0)
+	if (!s->row.sandbox_id && (rc = session_create_sandbox(s, cancel, replacing)) < 0)
 		goto unlock;
 	s->sandbox_ready = 1;
 unlock:
@@ -416,6 +534,227 @@ static void session_touch(struct tbx_session *s)
 	pthread_mutex_unlock(&s->lock);
 	if (due)
 		tbx_store_session_touch(s->owner->core->store, s->row.id);
+}
+
+/* A pending sync notice rides on the next tool result, once, as "notice". */
+static void session_deliver_notice(struct tbx_session *s, struct json_object *result)
+{
+	char *notice;
+
+	pthread_mutex_lock(&s->lock);
+	notice = s->notice_pending;
+	s->notice_pending = NULL;
+	pthread_mutex_unlock(&s->lock);
+	if (notice && result)
+		json_object_object_add(result, "notice", json_object_new_string(notice));
+	free(notice);
+}
+
+struct sync_progress {
+	void (*fn)(void *payload, const char *phase, uint64_t done, uint64_t total);
+	void *payload;
+	int64_t last_ms;
+	char last_phase[16];
+};
+
+/* Pass on a phase change at once, and counts at most every SYNC_PROGRESS_MS. */
+static void sync_progress_throttle(void *payload, const char *phase, uint64_t done, uint64_t total)
+{
+	struct sync_progress *p = payload;
+	int64_t now = tbx_now_ms();
+
+	if (strcmp(phase, p->last_phase) == 0 && now - p->last_ms < SYNC_PROGRESS_MS &&
+	    !(total && done == total))
+		return;
+	snprintf(p->last_phase, sizeof(p->last_phase), "%s", phase);
+	p->last_ms = now;
+	p->fn(p->payload, phase, done, total);
+}
+
+/*
+ * Bring the sandbox's work home. The sandbox must be ready (the caller
+ * resolved it). Serialised per session by sync_lock; s->lock is taken only
+ * briefly, so tool calls go on while bundles move.
+ */
+static int session_sync_run(struct tbx_session *s, struct tbx_engine *engine,
+			    const char *sandbox_id, const char *workdir, const char *message,
+			    const atomic_int *cancel, struct sync_progress *progress,
+			    char **summary_out, struct json_object **metadata_out)
+{
+	struct tbx_core *core = s->owner->core;
+	struct tbx_git_progress gp = { .fn = sync_progress_throttle, .payload = progress };
+	struct tbx_git_sync_opts opts = { .message = message, .cancel = cancel,
+					  .progress = progress && progress->fn ? &gp : NULL };
+	struct tbx_git_home_result res;
+	struct tbx_sync_sandbox port;
+	char *repo_root = NULL, *id = NULL;
+	int64_t n;
+	int rc;
+
+	*summary_out = NULL;
+	*metadata_out = NULL;
+	pthread_mutex_lock(&s->sync_lock);
+	pthread_mutex_lock(&s->lock);
+	repo_root = s->row.repo_root ? strdup(s->row.repo_root) : NULL;
+	id = strdup(s->row.id);
+	n = s->row.branch_number;
+	if (repo_root && n == 0) {
+		session_branch_allocate(core, &s->row);
+		n = s->row.branch_number;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (!id) {
+		rc = tbx_error_set(TBX_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!repo_root) {
+		rc = tbx_error_set(TBX_ENOTSUP, "git sync is off for session %s: its directory is "
+				   "not in a git repository, so there is no branch to bring the work "
+				   "home to (move files with read and write instead)", id);
+		goto out;
+	}
+	if (n == 0) {
+		rc = tbx_error_set(TBX_EUNAVAIL, "session %s has no branch number yet (%s); try "
+				   "again", id, tbx_error_message());
+		goto out;
+	}
+	tbx_sync_sandbox_init(&port, engine, sandbox_id, workdir, id, cancel);
+	rc = tbx_git_sync_home(repo_root, n, &port.port, &opts, &res);
+	pthread_mutex_lock(&s->lock);
+	if (rc == 0) {
+		*summary_out = tbx_git_home_summary(&res);
+		*metadata_out = tbx_git_home_json(&res);
+		tbx_sync_status_set(&s->sync, "synced", res.notice);
+		json_object_put(s->sync.last);
+		/* A copy: the caller goes on changing its own without our lock. */
+		s->sync.last = NULL;
+		if (*metadata_out && json_object_deep_copy(*metadata_out, &s->sync.last, NULL) == 0 &&
+		    *summary_out)
+			json_object_object_add(s->sync.last, "summary",
+					       json_object_new_string(*summary_out));
+	} else {
+		tbx_sync_status_set(&s->sync, "failed", tbx_error_message());
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (rc == 0) {
+		tbx_log_info("session %s: %s", id, *summary_out ? *summary_out : "synced");
+		session_event(s, "git.synced", json_object_get(*metadata_out));
+		if (!*summary_out)
+			rc = tbx_error_set(TBX_ENOMEM, "out of memory");
+	} else {
+		struct json_object *ev = json_object_new_object();
+		json_object_object_add(ev, "message", json_object_new_string(tbx_error_message()));
+		tbx_log_warn("session %s: sync failed: %s", id, tbx_error_message());
+		/* The event must not clobber the error the caller reports. */
+		{
+			int status = tbx_error_status();
+			char *msg = strdup(tbx_error_message());
+			session_event(s, "git.sync_failed", ev);
+			tbx_error_set(status, "%s", msg ? msg : "sync failed");
+			free(msg);
+		}
+	}
+	tbx_git_home_result_clear(&res);
+out:
+	pthread_mutex_unlock(&s->sync_lock);
+	free(repo_root);
+	free(id);
+	if (rc < 0) {
+		free(*summary_out);
+		*summary_out = NULL;
+		json_object_put(*metadata_out);
+		*metadata_out = NULL;
+	}
+	return rc;
+}
+
+static void tool_sync_progress(void *payload, const char *phase, uint64_t done, uint64_t total)
+{
+	const struct tbx_tool_ctx *ctx = payload;
+	char line[128];
+	int n;
+
+	if (total)
+		n = snprintf(line, sizeof(line), "gitSync: %s %llu/%llu\n", phase,
+			     (unsigned long long)done, (unsigned long long)total);
+	else
+		n = snprintf(line, sizeof(line), "gitSync: %s\n", phase);
+	ctx->on_progress(ctx->payload, "sync", line, (size_t)n);
+}
+
+/* The gitSync tool's hook: the sandbox is already resolved in ctx. */
+static int session_git_sync_tool(void *sync_payload, const struct tbx_tool_ctx *ctx,
+				 const char *message, char **summary_out,
+				 struct json_object **metadata_out)
+{
+	struct tbx_session *s = sync_payload;
+	struct sync_progress progress = { .fn = ctx->on_progress ? tool_sync_progress : NULL,
+					  .payload = (void *)ctx };
+
+	return session_sync_run(s, ctx->engine, ctx->sandbox_id, ctx->workdir, message,
+				ctx->cancel, &progress, summary_out, metadata_out);
+}
+
+int tbx_session_sync(struct tbx_session *s, const atomic_int *cancel,
+		     void (*on_progress)(void *payload, const char *phase, uint64_t done,
+					 uint64_t total),
+		     void *payload, struct json_object **result_out)
+{
+	struct sync_progress progress = { .fn = on_progress, .payload = payload };
+	struct json_object *meta = NULL;
+	char *sandbox_id = NULL, *workdir = NULL, *summary = NULL;
+	int has_sandbox, rc;
+
+	*result_out = NULL;
+	pthread_mutex_lock(&s->lock);
+	has_sandbox = s->row.sandbox_id != NULL;
+	rc = session_check_live(s);
+	pthread_mutex_unlock(&s->lock);
+	if (rc < 0)
+		return rc;
+	/* Syncing never makes a sandbox: with none, there is no work to bring home. */
+	if (!has_sandbox)
+		return tbx_error_set(TBX_ENOENT, "nothing to sync yet: session %s has not used a "
+				     "sandbox", s->row.id);
+	if ((rc = session_ensure_sandbox(s, cancel)) < 0)
+		return rc;
+	pthread_mutex_lock(&s->lock);
+	sandbox_id = strdup(s->row.sandbox_id);
+	workdir = strdup(s->row.workdir);
+	pthread_mutex_unlock(&s->lock);
+	if (!sandbox_id || !workdir) {
+		rc = tbx_error_set(TBX_ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = session_sync_run(s, s->engine, sandbox_id, workdir, NULL, cancel, &progress, &summary,
+			      &meta);
+	if (rc == 0) {
+		json_object_object_add(meta, "summary", json_object_new_string(summary));
+		*result_out = meta;
+		meta = NULL;
+	}
+out:
+	free(sandbox_id);
+	free(workdir);
+	free(summary);
+	json_object_put(meta);
+	return rc;
+}
+
+int tbx_session_sync_idle(struct tbx_session *s)
+{
+	struct json_object *result = NULL;
+	int skip, rc;
+
+	pthread_mutex_lock(&s->lock);
+	skip = !s->row.repo_root || !s->row.sandbox_id || !s->sandbox_ready ||
+	       strcmp(s->row.state, TBX_SESSION_DELETED) == 0;
+	pthread_mutex_unlock(&s->lock);
+	if (skip)
+		return 0;
+	rc = tbx_session_sync(s, NULL, NULL, NULL, &result);
+	json_object_put(result);
+	return rc;
 }
 
 int tbx_session_tool_call(struct tbx_session *s, const char *tool, struct json_object *args,
@@ -445,6 +784,8 @@ int tbx_session_tool_call(struct tbx_session *s, const char *tool, struct json_o
 		ctx.cancel = cancel;
 		ctx.on_progress = on_progress;
 		ctx.payload = payload;
+		ctx.git_sync = session_git_sync_tool;
+		ctx.sync_payload = s;
 		rc = tbx_tool_call(&ctx, tool, args, result_out);
 		if (rc == TBX_EGONE && attempt == 0) {
 			/* Lost between resolve and use: forget it, resolve again once. */
@@ -462,6 +803,8 @@ int tbx_session_tool_call(struct tbx_session *s, const char *tool, struct json_o
 	free(sandbox_id);
 	free(workdir);
 	free(local_root);
+	if (rc == 0)
+		session_deliver_notice(s, *result_out);
 	session_touch(s);
 	return rc;
 }

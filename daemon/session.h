@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct json_object;
 struct tbx_core;
@@ -53,5 +54,27 @@ int tbx_session_tool_call(struct tbx_session *session, const char *tool,
 			  void (*on_progress)(void *payload, const char *stream, const char *data,
 					      size_t len),
 			  void *payload, struct json_object **result_out);
+
+/*
+ * gitSync without a tool call (the `sync` method): commit everything in the
+ * session's sandbox and bring it home onto opencode/N. Never makes a
+ * sandbox (TBX_ENOENT when the session has none yet); resumes a paused one.
+ * *result_out is {summary, branch, tip, commits, files_changed, bytes,
+ * incremental, up_to_date, committed, backup, backup_commits, notice}.
+ * on_progress (may be NULL) hears phases ("commit", "receive", "index",
+ * "refs"...) with counts, at most every 100 ms per phase.
+ */
+int tbx_session_sync(struct tbx_session *session, const atomic_int *cancel,
+		     void (*on_progress)(void *payload, const char *phase, uint64_t done,
+					 uint64_t total),
+		     void *payload, struct json_object **result_out);
+
+/*
+ * The idle sync (DESIGN §6), for the idle/pool work to call when a session
+ * goes idle: a sync home if the session has a repository and a sandbox this
+ * daemon has running; otherwise nothing (0). It never wakes or makes a
+ * sandbox. The outcome is in the log, the events and the sync status.
+ */
+int tbx_session_sync_idle(struct tbx_session *session);
 
 #endif

@@ -29,6 +29,7 @@ extern const struct tbx_tool_desc tbx_tool_multiedit;
 extern const struct tbx_tool_desc tbx_tool_ls;
 extern const struct tbx_tool_desc tbx_tool_glob;
 extern const struct tbx_tool_desc tbx_tool_grep;
+extern const struct tbx_tool_desc tbx_tool_gitsync;
 
 /* buf.c: a growable byte buffer, always NUL-terminated. A failed allocation
  * sets `failed` and later appends do nothing, so callers check once. */

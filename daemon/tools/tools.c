@@ -8,8 +8,8 @@
 #include "tools-priv.h"
 
 static const struct tbx_tool_desc *const all_tools[] = {
-	&tbx_tool_bash, &tbx_tool_read, &tbx_tool_write, &tbx_tool_edit, &tbx_tool_multiedit,
-	&tbx_tool_ls,   &tbx_tool_glob, &tbx_tool_grep,  NULL,
+	&tbx_tool_bash, &tbx_tool_read, &tbx_tool_write,   &tbx_tool_edit, &tbx_tool_multiedit,
+	&tbx_tool_ls,   &tbx_tool_glob, &tbx_tool_grep,    &tbx_tool_gitsync, NULL,
 };
 
 const struct tbx_tool_desc *const *tbx_tools_all(void)

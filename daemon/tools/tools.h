@@ -3,6 +3,7 @@
  * The sandbox tools (bash, read, write, edit, multiedit, ls, glob, grep),
  * computed in the core over engine ops so every engine behaves the same.
  * Parameters, defaults, limits and error texts follow OpenCode's built-ins.
+ * gitSync, twinbox's own, brings the sandbox's work home (git/git-sync.h).
  */
 #ifndef TBX_TOOLS_H
 #define TBX_TOOLS_H
@@ -23,6 +24,14 @@ struct tbx_tool_ctx {
 	/* Output as it streams (bash); may be NULL. stream is "stdout" or "stderr". */
 	void (*on_progress)(void *payload, const char *stream, const char *data, size_t len);
 	void *payload;
+	/*
+	 * gitSync's way to the session behind the call: bring the sandbox's
+	 * work home, giving the summary text and its metadata. Set by sessions;
+	 * NULL where no session stands behind the call (then gitSync says so).
+	 */
+	int (*git_sync)(void *sync_payload, const struct tbx_tool_ctx *ctx, const char *message,
+			char **summary_out, struct json_object **metadata_out);
+	void *sync_payload;
 };
 
 struct tbx_tool_desc {

@@ -51,39 +51,11 @@ static int connect_socket(const char *path)
 	return fd;
 }
 
-static int file_exists(const char *path)
-{
-	return access(path, X_OK) == 0;
-}
-
-/* twinboxd beside us in the build tree, or beside us installed, or from PATH. */
+/* twinboxd from the build tree, beside us, installed, or else from PATH. */
 static void daemon_path(char *out, size_t size)
 {
-	const char *env = getenv("TWINBOX_DAEMON");
-	char self[PATH_MAX];
-	ssize_t n;
-
-	if (env && env[0]) {
-		snprintf(out, size, "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		if (strncmp(self, TBX_BUILD_ROOT "/", strlen(TBX_BUILD_ROOT) + 1) == 0) {
-			snprintf(out, size, "%s/daemon/twinboxd", TBX_BUILD_ROOT);
-			if (file_exists(out))
-				return;
-		}
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			if ((size_t)snprintf(out, size, "%s/twinboxd", self) < size && file_exists(out))
-				return;
-		}
-	}
-	snprintf(out, size, "%s/twinboxd", TBX_BINDIR);
-	if (!file_exists(out))
+	tbx_program_path("TWINBOX_DAEMON", "daemon/twinboxd", TBX_BINDIR, "twinboxd", out, size);
+	if (access(out, X_OK) != 0)
 		snprintf(out, size, "twinboxd");
 }
 

@@ -3,12 +3,14 @@
 #include "paths.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "error.h"
 
 int tbx_mkdir_p(const char *path, unsigned mode)
@@ -85,4 +87,31 @@ int tbx_paths_init(struct tbx_paths *p)
 	    join(p->config_path, sizeof(p->config_path), p->config_dir, "/config.json"))
 		return tbx_error_set(TBX_EINVAL, "a twinbox path is too long; shorten $XDG_* or $HOME");
 	return 0;
+}
+
+void tbx_program_path(const char *env_var, const char *build_rel, const char *installed_dir,
+		      const char *name, char *out, size_t size)
+{
+	const char *env = env_var ? getenv(env_var) : NULL;
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && env[0]) {
+		snprintf(out, size, "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if (strncmp(self, TBX_BUILD_ROOT "/", strlen(TBX_BUILD_ROOT) + 1) == 0 &&
+		    (size_t)snprintf(out, size, "%s/%s", TBX_BUILD_ROOT, build_rel) < size &&
+		    access(out, X_OK) == 0)
+			return;
+		if ((slash = strrchr(self, '/'))) {
+			*slash = '\0';
+			if ((size_t)snprintf(out, size, "%s/%s", self, name) < size && access(out, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(out, size, "%s/%s", installed_dir, name);
 }

@@ -24,6 +24,14 @@ struct tbx_paths {
 
 /* Fill from the environment; TWINBOX_SOCKET overrides the socket path. */
 int tbx_paths_init(struct tbx_paths *paths);
+/*
+ * Where a twinbox program is: $env_var when set; the build tree's copy
+ * (build_rel under the build root) when the running executable is itself in
+ * the build tree, so an uninstalled build uses its own pieces; a sibling of
+ * the running executable; else installed_dir/name, whether or not it exists.
+ */
+void tbx_program_path(const char *env_var, const char *build_rel, const char *installed_dir,
+		      const char *name, char *out, size_t size);
 /* mkdir -p with mode for every missing component. 0 or -errno. */
 int tbx_mkdir_p(const char *path, unsigned mode);
 

@@ -72,29 +72,6 @@ static void set_error(struct tbx_twin_service *svc, const char *fmt, ...)
 	svc->error = strdup(buf);
 }
 
-/* twind beside us in the build tree, or installed, or as TWINBOX_TWIND says. */
-static void find_twind(char *out, size_t size)
-{
-	const char *env = getenv("TWINBOX_TWIND");
-	char self[PATH_MAX];
-	ssize_t n;
-
-	if (env && env[0]) {
-		snprintf(out, size, "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		if (strncmp(self, TBX_BUILD_ROOT "/", strlen(TBX_BUILD_ROOT) + 1) == 0) {
-			snprintf(out, size, "%s/twin/twinbox-twind", TBX_BUILD_ROOT);
-			if (access(out, X_OK) == 0)
-				return;
-		}
-	}
-	snprintf(out, size, "%s/twinbox-twind", TBX_LIBEXEC_DIR);
-}
-
 static char *random_key(void)
 {
 	unsigned char bytes[32];
@@ -288,7 +265,8 @@ int tbx_twin_service_start(const struct tbx_paths *paths, struct tbx_twin_servic
 	}
 	svc->mode = TWIN_LOCAL;
 	svc->api_key = random_key();
-	find_twind(svc->twind, sizeof(svc->twind));
+	tbx_program_path("TWINBOX_TWIND", "twin/twinbox-twind", TBX_LIBEXEC_DIR, "twinbox-twind",
+			 svc->twind, sizeof(svc->twind));
 	if ((size_t)snprintf(svc->state_dir, sizeof(svc->state_dir), "%s/twin", paths->state_dir) >=
 		    sizeof(svc->state_dir) ||
 	    (size_t)snprintf(svc->control_socket, sizeof(svc->control_socket), "%s/twind.sock",

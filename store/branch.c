@@ -4,12 +4,47 @@
 
 #include "error.h"
 
+/* The ledger's foreign key is the only refusal we expect: the session is not there. */
+static int branch_explain(int rc, const void *ctx)
+{
+	const char *session_id = ctx;
+
+	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		return tbx_error_set(TBX_ENOENT, "no session %s to allocate a branch for; insert "
+				     "the session first", session_id);
+	return 0;
+}
+
+/* Record n in the ledger and on the session, inside the caller's transaction. */
+static int branch_record(struct tbx_store *store, const char *repo_root, const char *session_id,
+			 int64_t n)
+{
+	const struct tbx_store_param entry[] = {
+		TBX_STORE_TEXT(repo_root), TBX_STORE_INT(n), TBX_STORE_TEXT(session_id),
+		TBX_STORE_NOW,
+	};
+	const struct tbx_store_param session[] = {
+		TBX_STORE_INT(n), TBX_STORE_NOW, TBX_STORE_TEXT(session_id),
+	};
+	int status;
+
+	status = tbx_store_exec(store, "INSERT INTO branches (repo_root, n, session_id,"
+				" allocated_at) VALUES (?, ?, ?, ?)", entry, TBX_STORE_N(entry),
+				"recording a branch number", branch_explain, session_id);
+	if (status < 0)
+		return status;
+	/* The session row carries its current number so readers need not join. */
+	return tbx_store_exec(store, "UPDATE sessions SET branch_number = ?, updated_at = ?"
+			      " WHERE id = ?", session, TBX_STORE_N(session),
+			      "recording a session's branch number", NULL, NULL);
+}
+
 int tbx_store_branch_allocate(struct tbx_store *store, const char *repo_root,
 			      const char *session_id, int64_t floor, int64_t *n_out)
 {
-	sqlite3_stmt *stmt = NULL;
-	int64_t highest, n = 0;
-	int status, rc;
+	const struct tbx_store_param repo[] = { TBX_STORE_TEXT(repo_root) };
+	int64_t highest = 0, n = 0;
+	int status;
 
 	*n_out = 0;
 	if (!repo_root || repo_root[0] != '/')
@@ -21,27 +56,18 @@ int tbx_store_branch_allocate(struct tbx_store *store, const char *repo_root,
 		return tbx_error_set(TBX_EINVAL, "branch floor %lld is out of range",
 				     (long long)floor);
 
-	tbx_store_lock(store);
 	/*
 	 * The write lock is taken before reading the highest number, so no other
 	 * thread or process can read the same maximum until we commit ours.
 	 */
-	status = tbx_store_begin(store);
+	status = tbx_store_write_begin(store);
 	if (status < 0)
-		goto unlock;
-	status = tbx_store_prepare(store, "SELECT coalesce(max(n), 0) FROM branches"
-				   " WHERE repo_root = ?", &stmt);
+		return status;
+	status = tbx_store_query_int64(store, "SELECT coalesce(max(n), 0) FROM branches"
+				       " WHERE repo_root = ?", repo, TBX_STORE_N(repo),
+				       "reading the highest branch number", &highest);
 	if (status < 0)
 		goto cleanup;
-	sqlite3_bind_text(stmt, 1, repo_root, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	if (rc != SQLITE_ROW) {
-		status = tbx_store_fail(store, rc, "reading the highest branch number");
-		goto cleanup;
-	}
-	highest = sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
-	stmt = NULL;
 	if (highest < floor)
 		highest = floor;
 	if (highest == INT64_MAX) {
@@ -50,49 +76,10 @@ int tbx_store_branch_allocate(struct tbx_store *store, const char *repo_root,
 		goto cleanup;
 	}
 	n = highest + 1;
-
-	status = tbx_store_prepare(store, "INSERT INTO branches (repo_root, n, session_id,"
-				   " allocated_at) VALUES (?, ?, ?, ?)", &stmt);
-	if (status < 0)
-		goto cleanup;
-	sqlite3_bind_text(stmt, 1, repo_root, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 2, n);
-	sqlite3_bind_text(stmt, 3, session_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 4, tbx_store_now_ms());
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY) {
-		status = tbx_error_set(TBX_ENOENT, "no session %s to allocate a branch for; insert "
-				       "the session first", session_id);
-		goto cleanup;
-	}
-	if (rc != SQLITE_DONE) {
-		status = tbx_store_fail(store, rc, "recording a branch number");
-		goto cleanup;
-	}
-	sqlite3_finalize(stmt);
-	stmt = NULL;
-
-	/* The session row carries its current number so readers need not join. */
-	status = tbx_store_prepare(store, "UPDATE sessions SET branch_number = ?, updated_at = ?"
-				   " WHERE id = ?", &stmt);
-	if (status < 0)
-		goto cleanup;
-	sqlite3_bind_int64(stmt, 1, n);
-	sqlite3_bind_int64(stmt, 2, tbx_store_now_ms());
-	sqlite3_bind_text(stmt, 3, session_id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	if (rc != SQLITE_DONE)
-		status = tbx_store_fail(store, rc, "recording a session's branch number");
+	status = branch_record(store, repo_root, session_id, n);
 cleanup:
-	sqlite3_finalize(stmt);
-	if (status < 0) {
-		tbx_store_rollback(store);
-	} else {
-		status = tbx_store_commit(store);
-		if (status == 0)
-			*n_out = n;
-	}
-unlock:
-	tbx_store_unlock(store);
+	status = tbx_store_write_end(store, status);
+	if (status == 0)
+		*n_out = n;
 	return status;
 }

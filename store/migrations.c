@@ -113,17 +113,10 @@ static int store_migrate_step(struct tbx_store *store, int *done_out)
 	/* PRAGMA takes no bound parameters; the value is our own integer. */
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version + 1);
 	rc = sqlite3_exec(store->db, sql, NULL, NULL, NULL);
-	if (rc != SQLITE_OK) {
+	if (rc != SQLITE_OK)
 		status = tbx_store_fail(store, rc, "recording the schema version");
-		goto cleanup;
-	}
-	return tbx_store_commit(store);
 cleanup:
-	if (status < 0)
-		tbx_store_rollback(store);
-	else
-		status = tbx_store_commit(store);
-	return status;
+	return tbx_store_end(store, status);
 }
 
 int tbx_store_migrate(struct tbx_store *store)

@@ -2,7 +2,6 @@
 /* Session rows: which frontend key maps to which sandbox, twin and branch. */
 #include "store-priv.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,14 +79,53 @@ static int session_from_stmt(sqlite3_stmt *stmt, struct tbx_session_row *out)
 	return 0;
 }
 
+/* A new session clashes with an old one in one of two ways; say which, in the caller's terms. */
+static int session_insert_explain(int rc, const void *ctx)
+{
+	const struct tbx_session_row *row = ctx;
+
+	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+		return tbx_error_set(TBX_EEXIST, "session %s already exists", row->id);
+	if (rc == SQLITE_CONSTRAINT_UNIQUE)
+		return tbx_error_set(TBX_EEXIST, "frontend %s already has a live session for key "
+				     "%s; reuse it or delete it first", row->frontend,
+				     row->external_key);
+	return 0;
+}
+
+/* The INSERT itself, for a row the caller has validated; state is already defaulted. */
+static int session_insert_row(struct tbx_store *store, const struct tbx_session_row *row,
+			      const char *state, int64_t now)
+{
+	/* Zero timestamps mean "now", so callers need not read the clock. */
+	const struct tbx_store_param params[] = {
+		TBX_STORE_TEXT(row->id),
+		TBX_STORE_TEXT(row->frontend),
+		TBX_STORE_TEXT(row->external_key),
+		TBX_STORE_TEXT(row->project_dir),
+		TBX_STORE_TEXT(row->repo_root),
+		TBX_STORE_TEXT(row->engine),
+		TBX_STORE_TEXT(row->sandbox_id),
+		TBX_STORE_TEXT(row->workdir),
+		TBX_STORE_TEXT(row->twin_id),
+		TBX_STORE_INT(row->branch_number),
+		TBX_STORE_INT(row->no_twin ? 1 : 0),
+		TBX_STORE_TEXT(state),
+		TBX_STORE_INT(row->created_at ? row->created_at : now),
+		TBX_STORE_INT(row->updated_at ? row->updated_at : now),
+		TBX_STORE_INT(row->last_used_at ? row->last_used_at : now),
+	};
+
+	return tbx_store_write(store, "INSERT INTO sessions (" SESSION_COLUMNS ")"
+			       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			       params, TBX_STORE_N(params), "inserting a session",
+			       session_insert_explain, row);
+}
+
 int tbx_store_session_insert(struct tbx_store *store, const struct tbx_session_row *row)
 {
-	static const char sql[] = "INSERT INTO sessions (" SESSION_COLUMNS ")"
-				  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-	sqlite3_stmt *stmt = NULL;
-	const char *state;
 	int64_t now = tbx_store_now_ms();
-	int status, rc;
+	const char *state;
 
 	if (!row || !row->id || !row->frontend || !row->external_key || !row->project_dir ||
 	    !row->engine)
@@ -99,327 +137,211 @@ int tbx_store_session_insert(struct tbx_store *store, const struct tbx_session_r
 	if (row->branch_number < 0)
 		return tbx_error_set(TBX_EINVAL, "branch number %lld is negative",
 				     (long long)row->branch_number);
-
-	tbx_store_lock(store);
-	status = tbx_store_begin(store);
-	if (status < 0)
-		goto unlock;
-	status = tbx_store_prepare(store, sql, &stmt);
-	if (status < 0)
-		goto cleanup;
-	sqlite3_bind_text(stmt, 1, row->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 2, row->frontend, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 3, row->external_key, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 4, row->project_dir, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 5, row->repo_root, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 6, row->engine, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 7, row->sandbox_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 8, row->workdir, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 9, row->twin_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 10, row->branch_number);
-	sqlite3_bind_int(stmt, 11, row->no_twin ? 1 : 0);
-	sqlite3_bind_text(stmt, 12, state, -1, SQLITE_STATIC);
-	/* Zero timestamps mean "now", so callers need not read the clock. */
-	sqlite3_bind_int64(stmt, 13, row->created_at ? row->created_at : now);
-	sqlite3_bind_int64(stmt, 14, row->updated_at ? row->updated_at : now);
-	sqlite3_bind_int64(stmt, 15, row->last_used_at ? row->last_used_at : now);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
-		status = tbx_error_set(TBX_EEXIST, "session %s already exists", row->id);
-	} else if (rc == SQLITE_CONSTRAINT_UNIQUE) {
-		status = tbx_error_set(TBX_EEXIST, "frontend %s already has a live session for key "
-				       "%s; reuse it or delete it first", row->frontend,
-				       row->external_key);
-	} else if (rc != SQLITE_DONE) {
-		status = tbx_store_fail(store, rc, "inserting a session");
-	}
-cleanup:
-	sqlite3_finalize(stmt);
-	if (status < 0)
-		tbx_store_rollback(store);
-	else
-		status = tbx_store_commit(store);
-unlock:
-	tbx_store_unlock(store);
-	return status;
+	return session_insert_row(store, row, state, now);
 }
 
-/* Run a query expected to return at most one session row; ENOENT with `missing` when none. */
-static int session_select_one(struct tbx_store *store, sqlite3_stmt *stmt,
-			      struct tbx_session_row *out, const char *missing)
+/* Row reader for queries that match at most one session: fill ctx, a tbx_session_row. */
+static int session_read_one(sqlite3_stmt *stmt, void *ctx)
 {
-	int rc = sqlite3_step(stmt);
+	int status = session_from_stmt(stmt, ctx);
 
-	if (rc == SQLITE_ROW)
-		return session_from_stmt(stmt, out);
-	if (rc == SQLITE_DONE)
-		return tbx_error_set(TBX_ENOENT, "%s", missing);
-	return tbx_store_fail(store, rc, "reading a session");
+	return status < 0 ? status : 1;
 }
 
 int tbx_store_session_get(struct tbx_store *store, const char *id, struct tbx_session_row *out)
 {
-	sqlite3_stmt *stmt = NULL;
-	char missing[256];
+	const struct tbx_store_param params[] = { TBX_STORE_TEXT(id) };
 	int status;
 
 	memset(out, 0, sizeof(*out));
 	if (!id)
 		return tbx_error_set(TBX_EINVAL, "no session id given");
-	snprintf(missing, sizeof(missing), "no session %s", id);
-	tbx_store_lock(store);
-	status = tbx_store_prepare(store, "SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?",
-				   &stmt);
-	if (status == 0) {
-		sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
-		status = session_select_one(store, stmt, out, missing);
-	}
-	sqlite3_finalize(stmt);
-	tbx_store_unlock(store);
-	return status;
+	status = tbx_store_read(store, "SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?",
+				params, TBX_STORE_N(params), "reading a session", session_read_one,
+				out);
+	if (status == 0)
+		return tbx_error_set(TBX_ENOENT, "no session %s", id);
+	return status < 0 ? status : 0;
 }
 
 int tbx_store_session_find(struct tbx_store *store, const char *frontend, const char *key,
 			   struct tbx_session_row *out)
 {
-	sqlite3_stmt *stmt = NULL;
-	char missing[512];
+	const struct tbx_store_param params[] = { TBX_STORE_TEXT(frontend), TBX_STORE_TEXT(key) };
 	int status;
 
 	memset(out, 0, sizeof(*out));
 	if (!frontend || !key)
 		return tbx_error_set(TBX_EINVAL, "finding a session needs a frontend and a key");
-	snprintf(missing, sizeof(missing), "frontend %s has no live session for key %s", frontend,
-		 key);
-	tbx_store_lock(store);
-	status = tbx_store_prepare(store,
-				   "SELECT " SESSION_COLUMNS " FROM sessions"
-				   " WHERE frontend = ? AND external_key = ? AND state != 'deleted'",
-				   &stmt);
-	if (status == 0) {
-		sqlite3_bind_text(stmt, 1, frontend, -1, SQLITE_STATIC);
-		sqlite3_bind_text(stmt, 2, key, -1, SQLITE_STATIC);
-		status = session_select_one(store, stmt, out, missing);
+	status = tbx_store_read(store,
+				"SELECT " SESSION_COLUMNS " FROM sessions"
+				" WHERE frontend = ? AND external_key = ? AND state != 'deleted'",
+				params, TBX_STORE_N(params), "reading a session", session_read_one,
+				out);
+	if (status == 0)
+		return tbx_error_set(TBX_ENOENT, "frontend %s has no live session for key %s",
+				     frontend, key);
+	return status < 0 ? status : 0;
+}
+
+struct session_list {
+	struct tbx_session_row *rows;
+	size_t n, cap;
+};
+
+/* Row reader for a listing: append to ctx, a session_list, growing it by doubling. */
+static int session_list_add(sqlite3_stmt *stmt, void *ctx)
+{
+	struct session_list *list = ctx;
+	int status;
+
+	if (list->n == list->cap) {
+		size_t ncap = list->cap ? list->cap * 2 : 16;
+		struct tbx_session_row *grown = realloc(list->rows, ncap * sizeof(*grown));
+
+		if (!grown)
+			return tbx_error_set(TBX_ENOMEM, "out of memory listing sessions");
+		list->rows = grown;
+		list->cap = ncap;
 	}
-	sqlite3_finalize(stmt);
-	tbx_store_unlock(store);
-	return status;
+	status = session_from_stmt(stmt, &list->rows[list->n]);
+	if (status < 0)
+		return status;
+	list->n++;
+	return 0;
 }
 
 int tbx_store_session_list(struct tbx_store *store, struct tbx_session_row **out, size_t *n_out)
 {
-	struct tbx_session_row *rows = NULL;
-	size_t n = 0, cap = 0;
-	sqlite3_stmt *stmt = NULL;
-	int status, rc;
+	struct session_list list = { 0 };
+	int status;
 
 	*out = NULL;
 	*n_out = 0;
-	tbx_store_lock(store);
 	/* rowid breaks ties between sessions created in the same millisecond. */
-	status = tbx_store_prepare(store,
-				   "SELECT " SESSION_COLUMNS " FROM sessions"
-				   " WHERE state != 'deleted' ORDER BY created_at, rowid",
-				   &stmt);
-	if (status < 0)
-		goto cleanup;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct tbx_session_row *grown = realloc(rows, ncap * sizeof(*rows));
-
-			if (!grown) {
-				status = tbx_error_set(TBX_ENOMEM, "out of memory listing sessions");
-				goto cleanup;
-			}
-			rows = grown;
-			cap = ncap;
-		}
-		status = session_from_stmt(stmt, &rows[n]);
-		if (status < 0)
-			goto cleanup;
-		n++;
+	status = tbx_store_read(store,
+				"SELECT " SESSION_COLUMNS " FROM sessions"
+				" WHERE state != 'deleted' ORDER BY created_at, rowid",
+				NULL, 0, "listing sessions", session_list_add, &list);
+	if (status < 0) {
+		tbx_session_rows_free(list.rows, list.n);
+		return status;
 	}
-	if (rc != SQLITE_DONE) {
-		status = tbx_store_fail(store, rc, "listing sessions");
-		goto cleanup;
-	}
-	*out = rows;
-	*n_out = n;
-	rows = NULL;
-cleanup:
-	sqlite3_finalize(stmt);
-	tbx_store_unlock(store);
-	tbx_session_rows_free(rows, n);
-	return status;
+	*out = list.rows;
+	*n_out = list.n;
+	return 0;
 }
 
 /*
- * Run one UPDATE on session `id` inside a write transaction. The caller's
- * statement has `id` as its last parameter (number id_param); ENOENT when no
- * row matched.
+ * Run one UPDATE of session `id` inside the caller's write transaction;
+ * ENOENT when no row matched.
  */
-static int session_update(struct tbx_store *store, const char *id, sqlite3_stmt *stmt,
-			  int id_param, const char *doing)
+static int session_update_in(struct tbx_store *store, const char *id, const char *sql,
+			     const struct tbx_store_param *params, size_t n_params,
+			     const char *doing)
 {
-	int rc;
+	int status = tbx_store_exec(store, sql, params, n_params, doing, NULL, NULL);
 
-	sqlite3_bind_text(stmt, id_param, id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	if (rc != SQLITE_DONE)
-		return tbx_store_fail(store, rc, doing);
-	if (sqlite3_changes(store->db) == 0)
-		return tbx_error_set(TBX_ENOENT, "no session %s", id);
-	return 0;
+	if (status == 0 && sqlite3_changes(store->db) == 0)
+		status = tbx_error_set(TBX_ENOENT, "no session %s", id);
+	return status;
+}
+
+/* session_update_in in a write transaction of its own. */
+static int session_update(struct tbx_store *store, const char *id, const char *sql,
+			  const struct tbx_store_param *params, size_t n_params, const char *doing)
+{
+	int status = tbx_store_write_begin(store);
+
+	if (status < 0)
+		return status;
+	status = session_update_in(store, id, sql, params, n_params, doing);
+	return tbx_store_write_end(store, status);
 }
 
 int tbx_store_session_set_sandbox(struct tbx_store *store, const char *id, const char *sandbox_id,
 				  const char *workdir)
 {
-	sqlite3_stmt *stmt = NULL;
-	int status;
+	/* A forgotten sandbox takes its directory with it. */
+	const struct tbx_store_param params[] = {
+		TBX_STORE_TEXT(sandbox_id), TBX_STORE_TEXT(sandbox_id ? workdir : NULL),
+		TBX_STORE_NOW, TBX_STORE_TEXT(id),
+	};
 
 	if (!id)
 		return tbx_error_set(TBX_EINVAL, "no session id given");
-	tbx_store_lock(store);
-	status = tbx_store_begin(store);
-	if (status < 0)
-		goto unlock;
-	status = tbx_store_prepare(store,
-				   "UPDATE sessions SET sandbox_id = ?1, workdir = ?2, updated_at = ?3"
-				   " WHERE id = ?4",
-				   &stmt);
-	if (status < 0)
-		goto cleanup;
-	sqlite3_bind_text(stmt, 1, sandbox_id, -1, SQLITE_STATIC);
-	/* A forgotten sandbox takes its directory with it. */
-	sqlite3_bind_text(stmt, 2, sandbox_id ? workdir : NULL, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 3, tbx_store_now_ms());
-	status = session_update(store, id, stmt, 4, "recording a session's sandbox");
-cleanup:
-	sqlite3_finalize(stmt);
-	if (status < 0)
-		tbx_store_rollback(store);
-	else
-		status = tbx_store_commit(store);
-unlock:
-	tbx_store_unlock(store);
-	return status;
+	return session_update(store, id,
+			      "UPDATE sessions SET sandbox_id = ?1, workdir = ?2, updated_at = ?3"
+			      " WHERE id = ?4",
+			      params, TBX_STORE_N(params), "recording a session's sandbox");
+}
+
+/* Row reader for "SELECT state": set ctx, an int, when the session is a tombstone. */
+static int session_read_deleted(sqlite3_stmt *stmt, void *ctx)
+{
+	*(int *)ctx = strcmp((const char *)sqlite3_column_text(stmt, 0), TBX_SESSION_DELETED) == 0;
+	return 1;
 }
 
 int tbx_store_session_set_state(struct tbx_store *store, const char *id, const char *state)
 {
-	sqlite3_stmt *stmt = NULL;
-	int status, rc;
+	const struct tbx_store_param by_id[] = { TBX_STORE_TEXT(id) };
+	const struct tbx_store_param params[] = {
+		TBX_STORE_TEXT(state), TBX_STORE_NOW, TBX_STORE_TEXT(id),
+	};
+	int status, deleted = 0;
 
 	if (!id)
 		return tbx_error_set(TBX_EINVAL, "no session id given");
 	if (!session_state_valid(state))
 		return tbx_error_set(TBX_EINVAL, "unknown session state '%s'",
 				     state ? state : "(null)");
-	tbx_store_lock(store);
-	status = tbx_store_begin(store);
+	status = tbx_store_write_begin(store);
 	if (status < 0)
-		goto unlock;
+		return status;
 	/*
 	 * A tombstone stays one: its key may already belong to a newer live
 	 * session, and its sandbox is gone.
 	 */
-	status = tbx_store_prepare(store, "SELECT state FROM sessions WHERE id = ?", &stmt);
+	status = tbx_store_query(store, "SELECT state FROM sessions WHERE id = ?", by_id,
+				 TBX_STORE_N(by_id), "reading a session's state",
+				 session_read_deleted, &deleted);
+	if (status == 0)
+		status = tbx_error_set(TBX_ENOENT, "no session %s", id);
 	if (status < 0)
 		goto cleanup;
-	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_DONE) {
-		status = tbx_error_set(TBX_ENOENT, "no session %s", id);
-		goto cleanup;
-	}
-	if (rc != SQLITE_ROW) {
-		status = tbx_store_fail(store, rc, "reading a session's state");
-		goto cleanup;
-	}
-	if (strcmp((const char *)sqlite3_column_text(stmt, 0), TBX_SESSION_DELETED) == 0 &&
-	    strcmp(state, TBX_SESSION_DELETED) != 0) {
+	if (deleted && strcmp(state, TBX_SESSION_DELETED) != 0) {
 		status = tbx_error_set(TBX_EINVAL, "session %s is deleted and cannot become %s; "
 				       "open a new session", id, state);
 		goto cleanup;
 	}
-	sqlite3_finalize(stmt);
-	stmt = NULL;
-	status = tbx_store_prepare(store,
+	status = session_update_in(store, id,
 				   "UPDATE sessions SET state = ?1, updated_at = ?2 WHERE id = ?3",
-				   &stmt);
-	if (status < 0)
-		goto cleanup;
-	sqlite3_bind_text(stmt, 1, state, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 2, tbx_store_now_ms());
-	status = session_update(store, id, stmt, 3, "changing a session's state");
+				   params, TBX_STORE_N(params), "changing a session's state");
 cleanup:
-	sqlite3_finalize(stmt);
-	if (status < 0)
-		tbx_store_rollback(store);
-	else
-		status = tbx_store_commit(store);
-unlock:
-	tbx_store_unlock(store);
-	return status;
+	return tbx_store_write_end(store, status);
 }
 
 int tbx_store_session_set_twin(struct tbx_store *store, const char *id, const char *twin_id)
 {
-	sqlite3_stmt *stmt = NULL;
-	int status;
+	const struct tbx_store_param params[] = {
+		TBX_STORE_TEXT(twin_id), TBX_STORE_NOW, TBX_STORE_TEXT(id),
+	};
 
 	if (!id)
 		return tbx_error_set(TBX_EINVAL, "no session id given");
-	tbx_store_lock(store);
-	status = tbx_store_begin(store);
-	if (status < 0)
-		goto unlock;
-	status = tbx_store_prepare(store,
-				   "UPDATE sessions SET twin_id = ?1, updated_at = ?2 WHERE id = ?3",
-				   &stmt);
-	if (status < 0)
-		goto cleanup;
-	sqlite3_bind_text(stmt, 1, twin_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 2, tbx_store_now_ms());
-	status = session_update(store, id, stmt, 3, "recording a session's twin");
-cleanup:
-	sqlite3_finalize(stmt);
-	if (status < 0)
-		tbx_store_rollback(store);
-	else
-		status = tbx_store_commit(store);
-unlock:
-	tbx_store_unlock(store);
-	return status;
+	return session_update(store, id,
+			      "UPDATE sessions SET twin_id = ?1, updated_at = ?2 WHERE id = ?3",
+			      params, TBX_STORE_N(params), "recording a session's twin");
 }
 
 int tbx_store_session_touch(struct tbx_store *store, const char *id)
 {
-	sqlite3_stmt *stmt = NULL;
-	int status;
+	const struct tbx_store_param params[] = { TBX_STORE_NOW, TBX_STORE_TEXT(id) };
 
 	if (!id)
 		return tbx_error_set(TBX_EINVAL, "no session id given");
-	tbx_store_lock(store);
-	status = tbx_store_begin(store);
-	if (status < 0)
-		goto unlock;
 	/* Use is not a change of the session, so updated_at stays. */
-	status = tbx_store_prepare(store, "UPDATE sessions SET last_used_at = ?1 WHERE id = ?2",
-				   &stmt);
-	if (status < 0)
-		goto cleanup;
-	sqlite3_bind_int64(stmt, 1, tbx_store_now_ms());
-	status = session_update(store, id, stmt, 2, "touching a session");
-cleanup:
-	sqlite3_finalize(stmt);
-	if (status < 0)
-		tbx_store_rollback(store);
-	else
-		status = tbx_store_commit(store);
-unlock:
-	tbx_store_unlock(store);
-	return status;
+	return session_update(store, id, "UPDATE sessions SET last_used_at = ?1 WHERE id = ?2",
+			      params, TBX_STORE_N(params), "touching a session");
 }

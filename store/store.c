@@ -23,12 +23,12 @@ int64_t tbx_store_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void tbx_store_lock(struct tbx_store *store)
+static void store_lock(struct tbx_store *store)
 {
 	pthread_mutex_lock(&store->lock);
 }
 
-void tbx_store_unlock(struct tbx_store *store)
+static void store_unlock(struct tbx_store *store)
 {
 	pthread_mutex_unlock(&store->lock);
 }
@@ -72,7 +72,7 @@ int tbx_store_fail(struct tbx_store *store, int rc, const char *doing)
 	}
 }
 
-int tbx_store_prepare(struct tbx_store *store, const char *sql, sqlite3_stmt **out)
+static int store_prepare(struct tbx_store *store, const char *sql, sqlite3_stmt **out)
 {
 	int rc = sqlite3_prepare_v2(store->db, sql, -1, out, NULL);
 
@@ -95,42 +95,186 @@ int tbx_store_begin(struct tbx_store *store)
 	return 0;
 }
 
-int tbx_store_commit(struct tbx_store *store)
-{
-	int rc = sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL);
-
-	if (rc != SQLITE_OK) {
-		int status = tbx_store_fail(store, rc, "committing");
-
-		tbx_store_rollback(store);
-		return status;
-	}
-	return 0;
-}
-
-void tbx_store_rollback(struct tbx_store *store)
+static void store_rollback(struct tbx_store *store)
 {
 	/* SQLite may already have rolled back on its own (e.g. after SQLITE_FULL). */
 	if (!sqlite3_get_autocommit(store->db))
 		sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-int tbx_store_user_version(struct tbx_store *store, int *version_out)
+static int store_commit(struct tbx_store *store)
+{
+	int rc = sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK) {
+		int status = tbx_store_fail(store, rc, "committing");
+
+		store_rollback(store);
+		return status;
+	}
+	return 0;
+}
+
+int tbx_store_end(struct tbx_store *store, int status)
+{
+	if (status < 0) {
+		store_rollback(store);
+		return status;
+	}
+	return store_commit(store);
+}
+
+int tbx_store_write_begin(struct tbx_store *store)
+{
+	int status;
+
+	store_lock(store);
+	status = tbx_store_begin(store);
+	if (status < 0)
+		store_unlock(store);
+	return status;
+}
+
+int tbx_store_write_end(struct tbx_store *store, int status)
+{
+	status = tbx_store_end(store, status);
+	store_unlock(store);
+	return status;
+}
+
+/* Prepare sql and bind params to it; *out is set for the caller to finalize even on failure. */
+static int store_prepare_bound(struct tbx_store *store, const char *sql,
+			       const struct tbx_store_param *params, size_t n_params,
+			       sqlite3_stmt **out)
+{
+	int status = store_prepare(store, sql, out);
+	int n_wanted;
+
+	if (status < 0)
+		return status;
+	/* A mismatch is a slip in our own code; refuse it rather than bind NULLs. */
+	n_wanted = sqlite3_bind_parameter_count(*out);
+	if ((size_t)n_wanted != n_params)
+		return tbx_error_set(TBX_EINTERNAL, "a query on %s takes %d parameters but was given "
+				     "%zu (please report)", store->path, n_wanted, n_params);
+	for (size_t i = 0; i < n_params; i++) {
+		int col = (int)i + 1, rc = SQLITE_MISUSE;
+
+		switch (params[i].kind) {
+		case TBX_STORE_PARAM_TEXT:
+			rc = sqlite3_bind_text(*out, col, params[i].text, -1, SQLITE_STATIC);
+			break;
+		case TBX_STORE_PARAM_INT:
+			rc = sqlite3_bind_int64(*out, col, params[i].integer);
+			break;
+		case TBX_STORE_PARAM_NOW:
+			rc = sqlite3_bind_int64(*out, col, tbx_store_now_ms());
+			break;
+		}
+		if (rc != SQLITE_OK)
+			return tbx_store_fail(store, rc, "binding a query's parameters");
+	}
+	return 0;
+}
+
+int tbx_store_exec(struct tbx_store *store, const char *sql, const struct tbx_store_param *params,
+		   size_t n_params, const char *doing, tbx_store_explain_fn *explain,
+		   const void *ctx)
 {
 	sqlite3_stmt *stmt = NULL;
 	int status, rc;
 
-	status = tbx_store_prepare(store, "PRAGMA user_version", &stmt);
+	status = store_prepare_bound(store, sql, params, n_params, &stmt);
+	if (status < 0)
+		goto cleanup;
+	rc = sqlite3_step(stmt);
+	if (rc != SQLITE_DONE) {
+		/* tbx_store_fail() reads sqlite3_errmsg(): call it before finalizing. */
+		status = explain ? explain(rc, ctx) : 0;
+		if (status == 0)
+			status = tbx_store_fail(store, rc, doing);
+	}
+cleanup:
+	sqlite3_finalize(stmt);
+	return status;
+}
+
+int tbx_store_write(struct tbx_store *store, const char *sql, const struct tbx_store_param *params,
+		    size_t n_params, const char *doing, tbx_store_explain_fn *explain,
+		    const void *ctx)
+{
+	int status = tbx_store_write_begin(store);
+
 	if (status < 0)
 		return status;
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		*version_out = sqlite3_column_int(stmt, 0);
-		status = 0;
-	} else {
-		status = tbx_store_fail(store, rc, "reading the schema version");
+	status = tbx_store_exec(store, sql, params, n_params, doing, explain, ctx);
+	return tbx_store_write_end(store, status);
+}
+
+int tbx_store_query(struct tbx_store *store, const char *sql, const struct tbx_store_param *params,
+		    size_t n_params, const char *doing, tbx_store_row_fn *on_row, void *ctx)
+{
+	sqlite3_stmt *stmt = NULL;
+	int status, rc, rows = 0;
+
+	status = store_prepare_bound(store, sql, params, n_params, &stmt);
+	if (status < 0)
+		goto cleanup;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		rows++;
+		status = on_row(stmt, ctx);
+		if (status < 0)
+			goto cleanup;
+		if (status > 0)
+			break;
 	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		status = tbx_store_fail(store, rc, doing);
+		goto cleanup;
+	}
+	status = rows;
+cleanup:
 	sqlite3_finalize(stmt);
+	return status;
+}
+
+int tbx_store_read(struct tbx_store *store, const char *sql, const struct tbx_store_param *params,
+		   size_t n_params, const char *doing, tbx_store_row_fn *on_row, void *ctx)
+{
+	int status;
+
+	store_lock(store);
+	status = tbx_store_query(store, sql, params, n_params, doing, on_row, ctx);
+	store_unlock(store);
+	return status;
+}
+
+static int store_row_int64(sqlite3_stmt *stmt, void *ctx)
+{
+	*(int64_t *)ctx = sqlite3_column_int64(stmt, 0);
+	return 1;
+}
+
+int tbx_store_query_int64(struct tbx_store *store, const char *sql,
+			  const struct tbx_store_param *params, size_t n_params, const char *doing,
+			  int64_t *out)
+{
+	int status = tbx_store_query(store, sql, params, n_params, doing, store_row_int64, out);
+
+	/* No row from a query that always yields one: our SQL is wrong. */
+	if (status == 0)
+		return tbx_store_fail(store, SQLITE_DONE, doing);
+	return status < 0 ? status : 0;
+}
+
+int tbx_store_user_version(struct tbx_store *store, int *version_out)
+{
+	int64_t version = 0;
+	int status = tbx_store_query_int64(store, "PRAGMA user_version", NULL, 0,
+					   "reading the schema version", &version);
+
+	if (status == 0)
+		*version_out = (int)version;
 	return status;
 }
 
@@ -215,7 +359,7 @@ static int store_enable_wal(struct tbx_store *store)
 	int status, rc;
 
 	for (;;) {
-		status = tbx_store_prepare(store, "PRAGMA journal_mode=WAL", &stmt);
+		status = store_prepare(store, "PRAGMA journal_mode=WAL", &stmt);
 		if (status < 0)
 			return status;
 		rc = sqlite3_step(stmt);
@@ -341,8 +485,8 @@ int tbx_store_schema_version(struct tbx_store *store)
 {
 	int version = 0, status;
 
-	tbx_store_lock(store);
+	store_lock(store);
 	status = tbx_store_user_version(store, &version);
-	tbx_store_unlock(store);
+	store_unlock(store);
 	return status < 0 ? status : version;
 }

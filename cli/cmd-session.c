@@ -27,7 +27,7 @@ static void print_session(struct json_object *s)
 	static const char *const keys[] = { "id", "state", "engine", "sandbox_id", "workdir",
 					    "project_dir", "repo_root", "frontend", "key" };
 
-	struct json_object *sync, *enabled;
+	struct json_object *sync, *enabled, *egress;
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		printf("%-12s %s\n", keys[i], cli_str(s, keys[i]));
@@ -37,6 +37,13 @@ static void print_session(struct json_object *s)
 		printf("%-12s %s (sync %s)\n", "branch", cli_str(sync, "branch"), cli_str(sync, "state"));
 		if (strcmp(cli_str(sync, "notice"), "-") != 0)
 			printf("%-12s %s\n", "notice", cli_str(sync, "notice"));
+	}
+	/* The twin: the sandbox's way out, and whether the canary vouched for it. */
+	if (json_object_object_get_ex(s, "egress", &egress) && egress) {
+		printf("%-12s %s, twin %s, canary %s\n", "egress", cli_str(egress, "mode"),
+		       cli_str(egress, "twin_id"), cli_str(egress, "canary"));
+		if (strcmp(cli_str(egress, "reason"), "-") != 0)
+			printf("%-12s %s\n", "", cli_str(egress, "reason"));
 	}
 }
 

@@ -127,6 +127,40 @@ static int method_tool_call(struct tbx_request *req, struct json_object *params,
 	return rc;
 }
 
+static int method_session_twin(struct tbx_request *req, struct json_object *params,
+			       struct json_object **out)
+{
+	struct json_object *since = NULL, *v;
+	struct tbx_session *s;
+	int64_t limit = 1000;
+	int rc;
+
+	if ((rc = tbx_param_object(req, params, "since", 0, &since)) < 0)
+		return rc;
+	if (json_object_object_get_ex(params, "limit", &v) && v) {
+		limit = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : 0;
+		if (limit < 1 || limit > 1000) {
+			tbx_request_mark_invalid_params(req);
+			return tbx_error_set(TBX_EINVAL, "parameter 'limit' must be an integer "
+					     "from 1 to 1000");
+		}
+	}
+	if (since) {
+		json_object_object_foreach(since, key, val) {
+			if (!json_object_is_type(val, json_type_int)) {
+				tbx_request_mark_invalid_params(req);
+				return tbx_error_set(TBX_EINVAL, "parameter 'since' maps service names "
+						     "to request ids; '%s' is not an integer", key);
+			}
+		}
+	}
+	if ((rc = request_session(req, params, &s)) < 0)
+		return rc;
+	rc = tbx_session_twin(s, since, (int)limit, out);
+	tbx_session_unref(s);
+	return rc;
+}
+
 static void sync_progress(void *payload, const char *phase, uint64_t done, uint64_t total)
 {
 	struct json_object *p = json_object_new_object();
@@ -244,6 +278,7 @@ static const struct tbx_method methods[] = {
 	{ "session.show", method_session_show, 1, "show one session" },
 	{ "session.close", method_session_close, 1, "detach from a session, keeping its sandbox" },
 	{ "session.delete", method_session_delete, 0, "delete a session and kill its sandbox" },
+	{ "session.twin", method_session_twin, 0, "a session's twin and the requests it received" },
 	{ "tool.call", method_tool_call, 0, "run a tool in a session's sandbox" },
 	{ "tool.list", method_tool_list, 1, "list the tools and their parameters" },
 	{ "sync", method_sync, 0, "bring a session's work home onto opencode/N" },

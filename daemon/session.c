@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "egress.h"
 #include "engine.h"
 #include "error.h"
 #include "git-repo.h"
@@ -22,6 +23,8 @@
 #include "store.h"
 #include "sync.h"
 #include "tools/tools.h"
+#include "twin-ops.h"
+#include "twin-service.h"
 
 #define TBX_LOG_CATEGORY "session"
 
@@ -44,6 +47,8 @@ struct tbx_session {
 	pthread_mutex_t sync_lock;
 	struct tbx_sync_status sync; /* guarded by lock */
 	char *notice_pending;        /* told with the next tool result; guarded by lock */
+	struct json_object *egress;  /* the sandbox's egress as shown; NULL until known; guarded by lock */
+	char *egress_notice;         /* like notice_pending, for egress; guarded by lock */
 };
 
 struct tbx_sessions {
@@ -72,6 +77,8 @@ void tbx_session_unref(struct tbx_session *session)
 	tbx_session_row_clear(&session->row);
 	tbx_sync_status_clear(&session->sync);
 	free(session->notice_pending);
+	free(session->egress_notice);
+	json_object_put(session->egress);
 	pthread_mutex_destroy(&session->sync_lock);
 	pthread_mutex_destroy(&session->lock);
 	free(session);
@@ -299,6 +306,26 @@ static struct json_object *row_to_json(const struct tbx_session_row *r)
 	return o;
 }
 
+/*
+ * The egress as this daemon last set it up, or, before that, what the row
+ * says: a session's twin outlives daemons, the canary's verdict does not.
+ */
+static struct json_object *session_egress_json(struct tbx_session *s)
+{
+	struct json_object *o;
+
+	if (s->egress)
+		return json_object_get(s->egress);
+	o = json_object_new_object();
+	json_object_object_add(o, "twin_id",
+			       s->row.twin_id ? json_object_new_string(s->row.twin_id) : NULL);
+	json_object_object_add(o, "mode", json_object_new_string(
+		s->row.no_twin ? "off" : s->row.twin_id ? "gateway" : s->row.sandbox_id ? "none"
+										 : "pending"));
+	json_object_object_add(o, "canary", NULL);
+	return o;
+}
+
 int tbx_session_to_json(struct tbx_session *session, struct json_object **out)
 {
 	pthread_mutex_lock(&session->lock);
@@ -306,6 +333,7 @@ int tbx_session_to_json(struct tbx_session *session, struct json_object **out)
 	json_object_object_add(*out, "sync", tbx_sync_status_json(&session->sync,
 								  session->row.repo_root,
 								  session->row.branch_number));
+	json_object_object_add(*out, "egress", session_egress_json(session));
 	pthread_mutex_unlock(&session->lock);
 	return 0;
 }
@@ -436,6 +464,92 @@ static void session_adopt_locked(struct tbx_session *s, int replacing)
 	tbx_git_adopt_result_clear(&res);
 }
 
+/*
+ * The session's twin and egress for a new sandbox. A twin made here is
+ * recorded at once, so a crash before the sandbox exists still leaves it
+ * findable (and deletable with the session). Called with s->lock held.
+ */
+static int session_egress_prepare(struct tbx_session *s, struct tbx_egress *e)
+{
+	struct tbx_core *core = s->owner->core;
+	int rc = tbx_egress_prepare(core, tbx_engine_name(s->engine), &s->row, e);
+
+	if (rc == 0 && e->twin_made &&
+	    (tbx_store_session_set_twin(core->store, s->row.id, e->twin_id) < 0 ||
+	     set_row_string(&s->row.twin_id, e->twin_id) < 0))
+		rc = tbx_error_prefix("cannot record twin %s of session %s", e->twin_id, s->row.id);
+	if (rc < 0) {
+		tbx_egress_abandon(core, e);
+		tbx_egress_clear(e);
+	}
+	return rc;
+}
+
+/* The sandbox never came: a twin made for it goes too. Called with s->lock held. */
+static void session_egress_abandon(struct tbx_session *s, struct tbx_egress *e)
+{
+	struct tbx_core *core = s->owner->core;
+	int status = tbx_error_status();
+	char *msg = e->twin_made ? strdup(tbx_error_message()) : NULL;
+
+	if (!e->twin_made)
+		return;
+	tbx_egress_abandon(core, e);
+	if (tbx_store_session_set_twin(core->store, s->row.id, NULL) == 0)
+		set_row_string(&s->row.twin_id, NULL);
+	/* The caller reports why the sandbox failed, not what cleaning up said. */
+	tbx_error_set(status, "%s", msg ? msg : "cannot create a sandbox");
+	free(msg);
+}
+
+/*
+ * Show, log and tell what the sandbox's egress came to: an event, a log
+ * line, the session's "egress", and a notice on the next tool result when
+ * something is wrong. Called with s->lock held.
+ */
+static void session_egress_record(struct tbx_session *s, const struct tbx_egress *e,
+				  const char *how)
+{
+	struct json_object *shown = tbx_egress_json(e);
+	char *notice = tbx_egress_notice(e);
+	const char *kind = e->mode == TBX_EGRESS_GATEWAY ? "egress.wired"
+			   : e->mode == TBX_EGRESS_OFF   ? "egress.off"
+							 : "egress.unavailable";
+
+	if (e->mode == TBX_EGRESS_GATEWAY)
+		tbx_log_info("session %s: sandbox %s: egress through twin %s (%s), canary %s",
+			     s->row.id, how, e->twin_id, e->environment,
+			     e->canary ? e->canary : "not run");
+	else if (e->mode == TBX_EGRESS_NONE)
+		tbx_log_write(e->unexpected ? TBX_LOG_WARN : TBX_LOG_INFO, TBX_LOG_CATEGORY,
+			      "session %s: sandbox %s without a twin: %s", s->row.id, how,
+			      e->reason ? e->reason : "?");
+	json_object_put(s->egress);
+	s->egress = json_object_get(shown);
+	free(s->egress_notice);
+	s->egress_notice = notice;
+	session_event(s, kind, shown);
+	tbx_error_clear();
+}
+
+/*
+ * A sandbox this daemon did not make (a restart) or that was paused: put the
+ * CA back (a local sandbox's /tmp does not survive a pause) and re-run the
+ * canary. Called with s->lock held.
+ */
+static void session_egress_resume(struct tbx_session *s, const atomic_int *cancel)
+{
+	struct tbx_egress e;
+
+	if (tbx_egress_resume(s->owner->core, tbx_engine_name(s->engine), &s->row, &e) < 0) {
+		tbx_error_clear();
+		return;
+	}
+	tbx_egress_install(&e, s->engine, cancel, s->row.sandbox_id);
+	session_egress_record(s, &e, "resumed");
+	tbx_egress_clear(&e);
+}
+
 /* Create a sandbox for s; replacing says one was lost. Called with s->lock held. */
 static int session_create_sandbox(struct tbx_session *s, const atomic_int *cancel, int replacing)
 {
@@ -444,6 +558,7 @@ static int session_create_sandbox(struct tbx_session *s, const atomic_int *cance
 	struct tbx_sandbox_info info;
 	char session_label[64], frontend_label[96];
 	const char *labels[] = { "twinbox=1", session_label, frontend_label, NULL };
+	struct tbx_egress egress;
 	int rc;
 
 	snprintf(session_label, sizeof(session_label), "twinbox.session=%s", s->row.id);
@@ -451,17 +566,21 @@ static int session_create_sandbox(struct tbx_session *s, const atomic_int *cance
 	spec.labels = labels;
 	spec.timeout_s = SANDBOX_TIMEOUT_S;
 	spec.flags = TBX_SANDBOX_PAUSE_ON_TIMEOUT;
-	/* Until the gateway exists (the twin issue) a sandbox gets loopback only. */
-	spec.flags |= TBX_SANDBOX_NO_NETWORK;
+	/* The twin first: its credential goes into the spec (DESIGN §7). */
+	if ((rc = session_egress_prepare(s, &egress)) < 0)
+		return rc;
+	tbx_egress_spec(&egress, &spec);
 	tbx_sandbox_info_init(&info);
 	rc = tbx_engine_sandbox_create(s->engine, cancel, &spec, &info);
-	if (rc < 0)
-		return tbx_error_prefix("cannot create a sandbox for session %s", s->row.id);
+	if (rc < 0) {
+		tbx_error_prefix("cannot create a sandbox for session %s", s->row.id);
+		goto out;
+	}
 	if (!info.id || !info.workdir) {
 		tbx_engine_sandbox_kill(s->engine, NULL, info.id ? info.id : "");
-		tbx_sandbox_info_clear(&info);
-		return tbx_error_set(TBX_EPROTO, "the %s engine created a sandbox without an id or workdir",
-				     tbx_engine_name(s->engine));
+		rc = tbx_error_set(TBX_EPROTO, "the %s engine created a sandbox without an id or workdir",
+				   tbx_engine_name(s->engine));
+		goto out;
 	}
 	rc = tbx_store_session_set_sandbox(core->store, s->row.id, info.id, info.workdir);
 	if (rc < 0) {
@@ -474,8 +593,14 @@ static int session_create_sandbox(struct tbx_session *s, const atomic_int *cance
 		tbx_store_event_append(core->store, s->row.id, "sandbox.created", NULL);
 		if (s->row.repo_root)
 			session_adopt_locked(s, replacing);
+		tbx_egress_install(&egress, s->engine, cancel, info.id);
+		session_egress_record(s, &egress, "made");
 	}
+out:
+	if (rc < 0)
+		session_egress_abandon(s, &egress);
 	tbx_sandbox_info_clear(&info);
+	tbx_egress_clear(&egress);
 	return rc;
 }
 
@@ -512,8 +637,12 @@ static int session_ensure_sandbox(struct tbx_session *s, const atomic_int *cance
 			goto unlock;
 		}
 	}
-	if (!s->row.sandbox_id && (rc = session_create_sandbox(s, cancel, replacing)) < 0)
-		goto unlock;
+	if (!s->row.sandbox_id) {
+		if ((rc = session_create_sandbox(s, cancel, replacing)) < 0)
+			goto unlock;
+	} else {
+		session_egress_resume(s, cancel);
+	}
 	s->sandbox_ready = 1;
 unlock:
 	pthread_mutex_unlock(&s->lock);
@@ -536,14 +665,22 @@ static void session_touch(struct tbx_session *s)
 		tbx_store_session_touch(s->owner->core->store, s->row.id);
 }
 
-/* A pending sync notice rides on the next tool result, once, as "notice". */
+/* Pending egress and sync notices ride on the next tool result, once, as "notice". */
 static void session_deliver_notice(struct tbx_session *s, struct json_object *result)
 {
 	char *notice;
 
 	pthread_mutex_lock(&s->lock);
-	notice = s->notice_pending;
-	s->notice_pending = NULL;
+	if (s->egress_notice && s->notice_pending) {
+		if (asprintf(&notice, "%s\n%s", s->egress_notice, s->notice_pending) < 0)
+			notice = NULL;
+	} else {
+		notice = s->egress_notice ? s->egress_notice : s->notice_pending;
+		s->egress_notice = s->notice_pending = NULL;
+	}
+	free(s->notice_pending);
+	free(s->egress_notice);
+	s->notice_pending = s->egress_notice = NULL;
 	pthread_mutex_unlock(&s->lock);
 	if (notice && result)
 		json_object_object_add(result, "notice", json_object_new_string(notice));
@@ -827,6 +964,30 @@ int tbx_session_close(struct tbx_session *s)
 	return rc;
 }
 
+/*
+ * The twin goes with the session (DESIGN §4). One the service cannot delete
+ * now does not keep the session: it is logged and recorded as an event.
+ * Called with s->lock held.
+ */
+static void session_twin_delete(struct tbx_session *s)
+{
+	struct tbx_core *core = s->owner->core;
+	struct json_object *ev = json_object_new_object();
+
+	json_object_object_add(ev, "twin_id", json_object_new_string(s->row.twin_id));
+	if (core->twin && tbx_twin_delete(core->twin, s->row.twin_id) == 0) {
+		tbx_log_info("session %s: deleted twin %s", s->row.id, s->row.twin_id);
+		session_event(s, "twin.deleted", ev);
+		return;
+	}
+	tbx_log_warn("session %s: cannot delete twin %s: %s", s->row.id, s->row.twin_id,
+		     core->twin ? tbx_error_message() : "no twin service");
+	json_object_object_add(ev, "message", json_object_new_string(
+		core->twin ? tbx_error_message() : "no twin service"));
+	session_event(s, "twin.delete_failed", ev);
+	tbx_error_clear();
+}
+
 int tbx_session_delete(struct tbx_session *s, const atomic_int *cancel)
 {
 	struct tbx_core *core = s->owner->core;
@@ -846,11 +1007,41 @@ int tbx_session_delete(struct tbx_session *s, const atomic_int *cancel)
 		}
 		tbx_log_info("session %s: killed sandbox %s", s->row.id, s->row.sandbox_id);
 	}
+	if (s->row.twin_id)
+		session_twin_delete(s);
 	s->sandbox_ready = 0;
 	rc = session_set_state(s, TBX_SESSION_DELETED);
 	if (rc == 0)
 		tbx_store_event_append(core->store, s->row.id, "session.deleted", NULL);
 unlock:
 	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int tbx_session_twin(struct tbx_session *s, struct json_object *since, int limit,
+		     struct json_object **out)
+{
+	struct tbx_core *core = s->owner->core;
+	struct json_object *egress;
+	char *twin_id = NULL;
+	int rc;
+
+	*out = NULL;
+	pthread_mutex_lock(&s->lock);
+	rc = session_check_live(s);
+	twin_id = s->row.twin_id ? strdup(s->row.twin_id) : NULL;
+	egress = session_egress_json(s);
+	pthread_mutex_unlock(&s->lock);
+	if (rc == 0 && !twin_id)
+		rc = tbx_error_set(TBX_ENOENT, "session %s has no twin (%s)", s->row.id,
+				   s->row.no_twin ? "it was opened with --no-twin"
+						  : "none is made until its sandbox is; see its \"egress\"");
+	if (rc == 0 && !core->twin)
+		rc = tbx_error_set(TBX_EUNAVAIL, "this daemon has no twin service");
+	/* The control plane is not called with the session's lock held: tools go on meanwhile. */
+	if (rc == 0 && (rc = tbx_twin_requests(core->twin, twin_id, since, limit, out)) == 0)
+		json_object_object_add(*out, "egress", json_object_get(egress));
+	json_object_put(egress);
+	free(twin_id);
 	return rc;
 }

@@ -77,4 +77,13 @@ int tbx_session_sync(struct tbx_session *session, const atomic_int *cancel,
  */
 int tbx_session_sync_idle(struct tbx_session *session);
 
+/*
+ * The session's twin and what it received: {twin_id, environment_id, egress,
+ * services: [{name, hosts, requests: [Entry...], has_more, last_id}]}, the
+ * entries of each service after since[name] (the last_id of an earlier call:
+ * a baseline), oldest first, at most limit each. TBX_ENOENT without a twin.
+ */
+int tbx_session_twin(struct tbx_session *session, struct json_object *since, int limit,
+		     struct json_object **out);
+
 #endif

@@ -49,6 +49,9 @@ struct tbx_twin_service {
 	char twind[PATH_MAX];
 	char state_dir[PATH_MAX];
 	char control_socket[PATH_MAX];
+	char gateway_dir[PATH_MAX]; /* the gateway's Unix sockets, for local sandboxes */
+	char socks_socket[PATH_MAX];
+	char connect_socket[PATH_MAX];
 	pid_t pid;
 	int restarts;
 	time_t window_start;
@@ -125,7 +128,15 @@ static struct json_object *read_ready(int fd)
 static int twind_spawn(struct tbx_twin_service *svc)
 {
 	char control[PATH_MAX + 8], pathenv[] = "PATH=/usr/local/bin:/usr/bin:/bin";
+	char socks[PATH_MAX + 8], connect[PATH_MAX + 8], tcp[] = "127.0.0.1:0";
+	/*
+	 * The gateway listens on loopback TCP (what credentials name, for
+	 * engines that dial it) and on Unix sockets in gateway_dir, which local
+	 * sandboxes reach through a bind mount: their network namespace has no
+	 * route to the host's loopback.
+	 */
 	char *argv[] = { svc->twind, "--state-dir", svc->state_dir, "--control", control,
+			 "--socks", tcp, "--socks", socks, "--connect", tcp, "--connect", connect,
 			 "--ready-fd", "3", "--api-key-file", "/dev/fd/4", "--die-with-parent", NULL };
 	char *envp[] = { pathenv, NULL };
 	struct json_object *ready, *v;
@@ -133,6 +144,8 @@ static int twind_spawn(struct tbx_twin_service *svc)
 	pid_t pid;
 
 	snprintf(control, sizeof(control), "unix:%s", svc->control_socket);
+	snprintf(socks, sizeof(socks), "unix:%s", svc->socks_socket);
+	snprintf(connect, sizeof(connect), "unix:%s", svc->connect_socket);
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return tbx_error_set(TBX_EIO, "pipe: %s", strerror(errno));
 	if (pipe2(keyfds, O_CLOEXEC) != 0) {
@@ -270,7 +283,13 @@ int tbx_twin_service_start(const struct tbx_paths *paths, struct tbx_twin_servic
 	if ((size_t)snprintf(svc->state_dir, sizeof(svc->state_dir), "%s/twin", paths->state_dir) >=
 		    sizeof(svc->state_dir) ||
 	    (size_t)snprintf(svc->control_socket, sizeof(svc->control_socket), "%s/twind.sock",
-			     paths->runtime_dir) >= 108) {
+			     paths->runtime_dir) >= 108 ||
+	    (size_t)snprintf(svc->gateway_dir, sizeof(svc->gateway_dir), "%s/gateway",
+			     paths->runtime_dir) >= 80 ||
+	    (size_t)snprintf(svc->socks_socket, sizeof(svc->socks_socket), "%s/socks.sock",
+			     svc->gateway_dir) >= 108 ||
+	    (size_t)snprintf(svc->connect_socket, sizeof(svc->connect_socket), "%s/connect.sock",
+			     svc->gateway_dir) >= 108) {
 		set_error(svc, "the twin's paths under %s or %s are too long; set XDG_RUNTIME_DIR "
 			  "and XDG_STATE_HOME to shorter directories", paths->runtime_dir, paths->state_dir);
 		tbx_log_error("%s", svc->error);
@@ -278,7 +297,13 @@ int tbx_twin_service_start(const struct tbx_paths *paths, struct tbx_twin_servic
 	}
 	svc->window_start = time(NULL);
 	pthread_mutex_lock(&svc->lock);
-	if (!svc->api_key || tbx_mkdir_p(svc->state_dir, 0700) < 0 || twind_spawn(svc) < 0) {
+	/*
+	 * The gateway directory is made once and never replaced: sandboxes
+	 * bind-mount it, so a new one would be invisible to them. A restarted
+	 * twind binds fresh sockets inside the same directory.
+	 */
+	if (!svc->api_key || tbx_mkdir_p(svc->state_dir, 0700) < 0 ||
+	    tbx_mkdir_p(svc->gateway_dir, 0700) < 0 || twind_spawn(svc) < 0) {
 		set_error(svc, "the local twin is not available: %s",
 			  svc->api_key ? tbx_error_message() : "no random key");
 		tbx_log_error("%s", svc->error);
@@ -369,7 +394,22 @@ int tbx_twin_call(struct tbx_twin_service *svc, const char *method, const char *
 		pthread_mutex_unlock(&svc->lock);
 		return rc;
 	}
-	snprintf(url, sizeof(url), "%s%s", svc->base, path);
+	if (strncmp(path, "http://", 7) == 0 || strncmp(path, "https://", 8) == 0) {
+		/*
+		 * A whole URL (a service's control_url) is called only under
+		 * our base: the key must never go to a host it was not meant for.
+		 */
+		size_t n = strlen(svc->base);
+		if (strncmp(path, svc->base, n) != 0 || (path[n] != '/' && path[n] != '\0')) {
+			rc = tbx_error_set(TBX_EPERM, "%s is not under the twin control plane %s; "
+					   "not calling it with the key", path, svc->base);
+			pthread_mutex_unlock(&svc->lock);
+			return rc;
+		}
+		snprintf(url, sizeof(url), "%s", path);
+	} else {
+		snprintf(url, sizeof(url), "%s%s", svc->base, path);
+	}
 	snprintf(keyhdr, sizeof(keyhdr), "X-API-Key: %s", svc->api_key);
 	if (svc->socket_path)
 		socket_path = strdup(svc->socket_path);
@@ -412,6 +452,16 @@ int tbx_twin_call(struct tbx_twin_service *svc, const char *method, const char *
 	free(r.data);
 	free(socket_path);
 	return rc;
+}
+
+int tbx_twin_service_is_local(struct tbx_twin_service *svc)
+{
+	return svc->mode == TWIN_LOCAL;
+}
+
+const char *tbx_twin_service_gateway_socket(struct tbx_twin_service *svc)
+{
+	return svc->mode == TWIN_LOCAL && svc->socks_socket[0] ? svc->socks_socket : NULL;
 }
 
 struct json_object *tbx_twin_service_status(struct tbx_twin_service *svc)

@@ -27,13 +27,23 @@ int tbx_twin_service_start(const struct tbx_paths *paths, struct tbx_twin_servic
 void tbx_twin_service_free(struct tbx_twin_service *svc);
 
 /*
- * One control-plane call: method and path (e.g. "GET", "/v1/gateway/health"),
+ * One control-plane call: method and path (e.g. "GET", "/v1/gateway/health",
+ * or a whole URL under the base, such as a service's control_url),
  * an optional JSON body. Returns 0 with the HTTP status and the parsed body
  * (NULL when empty or not JSON), or a negative status when the control plane
  * could not be reached. Worker threads only.
  */
 int tbx_twin_call(struct tbx_twin_service *svc, const char *method, const char *path,
 		  struct json_object *body, long *http_status, struct json_object **out);
+
+/* Nonzero for the local twind (its gateway is on this machine), 0 for the Veris cloud. */
+int tbx_twin_service_is_local(struct tbx_twin_service *svc);
+/*
+ * The local gateway's SOCKS5 Unix socket (<runtime>/gateway/socks.sock; the
+ * CONNECT one, connect.sock, is beside it), or NULL for the Veris cloud. The
+ * path is fixed for the daemon's life and across restarts of twind.
+ */
+const char *tbx_twin_service_gateway_socket(struct tbx_twin_service *svc);
 
 /* {mode, base, pid?, restarts, healthy, error?} for `status`. Worker threads only. */
 struct json_object *tbx_twin_service_status(struct tbx_twin_service *svc);

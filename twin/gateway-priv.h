@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "gateway.h"
 #include "http-parse.h"
 
 struct bufferevent;
@@ -53,9 +54,15 @@ struct gw_conn {
 	struct gw_conn *prev, *next;
 };
 
+struct gw_listener {
+	struct evconnlistener *l;
+	char unix_path[300]; /* removed at stop; empty for TCP */
+};
+
 struct tbx_gateway {
 	struct tbx_twind *d;
-	struct evconnlistener *socks, *connect;
+	struct gw_listener listeners[2 * TBX_GATEWAY_MAX_LISTENERS];
+	size_t n_listeners;
 	struct gw_conn *conns;
 	size_t n_conns;
 	unsigned long next_serial;

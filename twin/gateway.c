@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "routes.h"
 #include "error.h"
@@ -482,7 +483,7 @@ static void accept_conn(struct tbx_gateway *gw, evutil_socket_t fd, struct socka
 	else if (sa->sa_family == AF_INET6)
 		evutil_inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr, c->peer, sizeof(c->peer));
 	else
-		snprintf(c->peer, sizeof(c->peer), "local");
+		snprintf(c->peer, sizeof(c->peer), "a Unix socket");
 	c->next = gw->conns;
 	if (gw->conns)
 		gw->conns->prev = c;
@@ -505,42 +506,56 @@ static void on_accept_connect(struct evconnlistener *l, evutil_socket_t fd, stru
 	accept_conn(arg, fd, sa, 0);
 }
 
-static struct evconnlistener *listen_on(struct tbx_gateway *gw, const char *spec, char *bound,
-					size_t size, evconnlistener_cb cb)
+/* One listener more; bound gets the first TCP and the first Unix address of its kind. */
+static int listen_on(struct tbx_gateway *gw, const char *spec, evconnlistener_cb cb,
+		     char *tcp_bound, size_t tcp_size, char *unix_bound, size_t unix_size)
 {
-	struct evconnlistener *l;
-	int is_unix, fd = tbx_listen(spec, 0, bound, size, &is_unix);
+	struct gw_listener *gl = &gw->listeners[gw->n_listeners];
+	char bound[300];
+	int is_unix, fd = tbx_listen(spec, 0, bound, sizeof(bound), &is_unix);
 
 	if (fd < 0)
-		return NULL;
+		return tbx_error_status();
+	gl->l = evconnlistener_new(gw->d->base, cb, gw, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+				   -1, fd);
+	if (!gl->l) {
+		evutil_closesocket(fd);
+		if (is_unix)
+			unlink(bound);
+		return tbx_error_set(TBX_EIO, "cannot listen on %s", spec);
+	}
+	gw->n_listeners++;
 	if (is_unix) {
-		tbx_error_set(TBX_EINVAL, "the gateway listens on TCP only (%s)", spec);
-		evutil_closesocket(fd);
-		return NULL;
+		snprintf(gl->unix_path, sizeof(gl->unix_path), "%s", bound);
+		if (!unix_bound[0])
+			snprintf(unix_bound, unix_size, "%s", bound);
+	} else if (!tcp_bound[0]) {
+		snprintf(tcp_bound, tcp_size, "%s", bound);
 	}
-	l = evconnlistener_new(gw->d->base, cb, gw, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
-	if (!l) {
-		evutil_closesocket(fd);
-		tbx_error_set(TBX_EIO, "cannot listen on %s", spec);
-	}
-	return l;
+	return 0;
 }
 
-int tbx_gateway_start(struct tbx_twind *d, const char *socks_spec, const char *connect_spec,
-		      char *socks_bound, char *connect_bound, size_t bound_size,
-		      struct tbx_gateway **out)
+int tbx_gateway_start(struct tbx_twind *d, const struct tbx_gateway_addrs *addrs,
+		      struct tbx_gateway_bound *bound, struct tbx_gateway **out)
 {
 	struct tbx_gateway *gw = calloc(1, sizeof(*gw));
+	int rc = 0;
 
 	if (!gw)
 		return tbx_error_set(TBX_ENOMEM, "out of memory");
 	gw->d = d;
-	if (!(gw->socks = listen_on(gw, socks_spec, socks_bound, bound_size, on_accept_socks)) ||
-	    !(gw->connect = listen_on(gw, connect_spec, connect_bound, bound_size, on_accept_connect))) {
-		int rc = tbx_error_prefix("gateway");
-		if (gw->socks)
-			evconnlistener_free(gw->socks);
-		free(gw);
+	memset(bound, 0, sizeof(*bound));
+	for (size_t i = 0; i < TBX_GATEWAY_MAX_LISTENERS && addrs->socks[i] && rc == 0; i++)
+		rc = listen_on(gw, addrs->socks[i], on_accept_socks, bound->socks, sizeof(bound->socks),
+			       bound->socks_unix, sizeof(bound->socks_unix));
+	for (size_t i = 0; i < TBX_GATEWAY_MAX_LISTENERS && addrs->connect[i] && rc == 0; i++)
+		rc = listen_on(gw, addrs->connect[i], on_accept_connect, bound->connect,
+			       sizeof(bound->connect), bound->connect_unix, sizeof(bound->connect_unix));
+	if (rc == 0 && (!addrs->socks[0] || !addrs->connect[0]))
+		rc = tbx_error_set(TBX_EINVAL, "the gateway needs a SOCKS and a CONNECT address");
+	if (rc < 0) {
+		rc = tbx_error_prefix("gateway");
+		tbx_gateway_stop(gw);
 		return rc ? rc : TBX_EIO;
 	}
 	*out = gw;
@@ -551,8 +566,12 @@ void tbx_gateway_stop(struct tbx_gateway *gw)
 {
 	if (!gw)
 		return;
-	evconnlistener_free(gw->socks);
-	evconnlistener_free(gw->connect);
+	for (size_t i = 0; i < gw->n_listeners; i++) {
+		evconnlistener_free(gw->listeners[i].l);
+		/* A socket file left behind would only answer ECONNREFUSED. */
+		if (gw->listeners[i].unix_path[0])
+			unlink(gw->listeners[i].unix_path);
+	}
 	while (gw->conns)
 		gw_conn_close(gw->conns, "shutting down");
 	free(gw);

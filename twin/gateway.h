@@ -15,9 +15,27 @@ struct tbx_gateway;
 struct tbx_twin;
 struct tbx_twind;
 
-int tbx_gateway_start(struct tbx_twind *d, const char *socks_spec, const char *connect_spec,
-		      char *socks_bound, char *connect_bound, size_t bound_size,
-		      struct tbx_gateway **out);
+#define TBX_GATEWAY_MAX_LISTENERS 4
+
+/* Address specs, as tbx_listen takes them ("127.0.0.1:0", "unix:/path"). */
+struct tbx_gateway_addrs {
+	/* NULL-padded; at least one of each */
+	const char *socks[TBX_GATEWAY_MAX_LISTENERS], *connect[TBX_GATEWAY_MAX_LISTENERS];
+};
+
+/* What the listeners bound to: the first TCP one and the first Unix one of each kind. */
+struct tbx_gateway_bound {
+	char socks[300], connect[300];            /* "127.0.0.1:43215", or "" when none is TCP */
+	char socks_unix[300], connect_unix[300];  /* socket paths, or "" */
+};
+
+/*
+ * Listen on every address. A Unix socket is made 0600 (the gateway trusts
+ * its credentials, not the peer, but other users have no business there)
+ * and removed again at stop.
+ */
+int tbx_gateway_start(struct tbx_twind *d, const struct tbx_gateway_addrs *addrs,
+		      struct tbx_gateway_bound *bound, struct tbx_gateway **out);
 /* Close the listeners and every connection. */
 void tbx_gateway_stop(struct tbx_gateway *gw);
 /* Close every connection tied to twin (it is being deleted). */

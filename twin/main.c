@@ -43,7 +43,9 @@
 
 struct options {
 	char state_dir[4096];
-	const char *control, *socks, *connect, *routes, *advertise, *ready_file, *api_key_file;
+	const char *control, *routes, *advertise, *ready_file, *api_key_file;
+	struct tbx_gateway_addrs gateway; /* --socks, --connect: each may repeat */
+	size_t n_socks, n_connect;
 	int ready_fd, die_with_parent;
 	int handshake_timeout_s, idle_timeout_s, upstream_timeout_s;
 	long long max_body;
@@ -61,10 +63,11 @@ static void usage(FILE *out)
 		"                           $XDG_STATE_HOME/twinbox/twin)\n"
 		"  --control ADDR           control plane: 127.0.0.1:PORT or unix:PATH\n"
 		"                           (default 127.0.0.1:0, a free port)\n"
-		"  --socks ADDR             SOCKS5 gateway (default 127.0.0.1:0)\n"
-		"  --connect ADDR           HTTP CONNECT gateway (default 127.0.0.1:0)\n"
+		"  --socks ADDR             SOCKS5 gateway: HOST:PORT or unix:PATH (default\n"
+		"                           127.0.0.1:0); repeat it to listen on several\n"
+		"  --connect ADDR           HTTP CONNECT gateway, likewise\n"
 		"  --advertise HOST         host put in egress credentials (default: the\n"
-		"                           gateway's listen address)\n"
+		"                           first TCP gateway listener's address)\n"
 		"  --routes FILE            routes file (default DIR/routes.json if present)\n"
 		"  --ready-file FILE        write the bound addresses here, as JSON, when ready\n"
 		"  --ready-fd N             also write them to fd N, one line, then close it\n"
@@ -128,7 +131,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int opt, bad = 0;
 
-	o->control = o->socks = o->connect = "127.0.0.1:0";
+	o->control = "127.0.0.1:0";
 	o->ready_fd = -1;
 	o->handshake_timeout_s = 10;
 	o->idle_timeout_s = 60;
@@ -138,8 +141,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		switch (opt) {
 		case O_STATE: snprintf(o->state_dir, sizeof(o->state_dir), "%s", optarg); break;
 		case O_CONTROL: o->control = optarg; break;
-		case O_SOCKS: o->socks = optarg; break;
-		case O_CONNECT: o->connect = optarg; break;
+		case O_SOCKS:
+			bad |= o->n_socks == TBX_GATEWAY_MAX_LISTENERS;
+			if (o->n_socks < TBX_GATEWAY_MAX_LISTENERS)
+				o->gateway.socks[o->n_socks++] = optarg;
+			break;
+		case O_CONNECT:
+			bad |= o->n_connect == TBX_GATEWAY_MAX_LISTENERS;
+			if (o->n_connect < TBX_GATEWAY_MAX_LISTENERS)
+				o->gateway.connect[o->n_connect++] = optarg;
+			break;
 		case O_ADVERTISE: o->advertise = optarg; break;
 		case O_ROUTES: o->routes = optarg; break;
 		case O_READY_FILE: o->ready_file = optarg; break;
@@ -157,6 +168,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (bad || optind != argc)
 		return -1;
+	if (!o->n_socks)
+		o->gateway.socks[o->n_socks++] = "127.0.0.1:0";
+	if (!o->n_connect)
+		o->gateway.connect[o->n_connect++] = "127.0.0.1:0";
 	if (!o->state_dir[0]) {
 		struct tbx_paths paths;
 		if (tbx_paths_init(&paths) < 0)
@@ -217,8 +232,14 @@ static int load_api_key(const struct options *o, char *key, size_t size, char *m
 	return 0;
 }
 
+static struct json_object *string_or_null(const char *s)
+{
+	return s[0] ? json_object_new_string(s) : NULL;
+}
+
 static char *ready_json(struct tbx_twind *d, const char *control_bound, int control_unix,
-			const struct options *o, const char *key_path)
+			const struct tbx_gateway_bound *gw, const struct options *o,
+			const char *key_path)
 {
 	struct json_object *r = json_object_new_object();
 	char ca[4200];
@@ -230,6 +251,8 @@ static char *ready_json(struct tbx_twind *d, const char *control_bound, int cont
 	json_object_object_add(r, "control_socket", control_unix ? json_object_new_string(control_bound) : NULL);
 	json_object_object_add(r, "socks_address", json_object_new_string(d->socks_address));
 	json_object_object_add(r, "connect_address", json_object_new_string(d->connect_address));
+	json_object_object_add(r, "socks_socket", string_or_null(gw->socks_unix));
+	json_object_object_add(r, "connect_socket", string_or_null(gw->connect_unix));
 	json_object_object_add(r, "canary_host", json_object_new_string(d->cfg->canary_host));
 	json_object_object_add(r, "state_dir", json_object_new_string(o->state_dir));
 	snprintf(ca, sizeof(ca), "%s", d->ca.cert_path);
@@ -302,7 +325,8 @@ int main(int argc, char **argv)
 	struct options o = { 0 };
 	struct tbx_control *control = NULL;
 	struct event *sigs[3] = { 0 }, *expiry = NULL, *parent = NULL;
-	char control_bound[4200], socks_bound[300], connect_bound[300], key_path[4200], routes[4200];
+	char control_bound[4200], key_path[4200], routes[4200];
+	struct tbx_gateway_bound gw;
 	char host[300];
 	int control_unix = 0, status = 1, rc;
 	char *ready = NULL;
@@ -350,15 +374,18 @@ int main(int argc, char **argv)
 	d.http_limits.idle_timeout_s = o.idle_timeout_s;
 	d.http_limits.max_head = 64 * 1024;
 	d.http_limits.max_body = (size_t)o.max_body;
-	if (tbx_gateway_start(&d, o.socks, o.connect, socks_bound, connect_bound, sizeof(socks_bound),
-			      &d.gateway) < 0 ||
+	if (tbx_gateway_start(&d, &o.gateway, &gw, &d.gateway) < 0 ||
 	    tbx_control_start(&d, o.control, control_bound, sizeof(control_bound), &control_unix,
 			      &control) < 0) {
 		tbx_log_error("%s", tbx_error_message());
 		goto out;
 	}
-	/* The advertised host: --advertise, else the SOCKS listener's own (0.0.0.0 says nothing). */
-	snprintf(host, sizeof(host), "%s", o.advertise ? o.advertise : socks_bound);
+	/*
+	 * The advertised host: --advertise, else the first TCP SOCKS listener's
+	 * own (0.0.0.0 says nothing). Credentials name TCP addresses; a gateway
+	 * on Unix sockets only names those as unix:PATH.
+	 */
+	snprintf(host, sizeof(host), "%s", o.advertise ? o.advertise : gw.socks);
 	if (!o.advertise) {
 		char *colon = host[0] == '[' ? strstr(host, "]:") : strrchr(host, ':');
 		if (colon)
@@ -369,8 +396,14 @@ int main(int argc, char **argv)
 			snprintf(host, sizeof(host), "127.0.0.1");
 	}
 	snprintf(d.advertise_host, sizeof(d.advertise_host), "%s", host);
-	advertised(host, socks_bound, d.socks_address, sizeof(d.socks_address));
-	advertised(host, connect_bound, d.connect_address, sizeof(d.connect_address));
+	if (gw.socks[0])
+		advertised(host, gw.socks, d.socks_address, sizeof(d.socks_address));
+	else
+		snprintf(d.socks_address, sizeof(d.socks_address), "unix:%.200s", gw.socks_unix);
+	if (gw.connect[0])
+		advertised(host, gw.connect, d.connect_address, sizeof(d.connect_address));
+	else
+		snprintf(d.connect_address, sizeof(d.connect_address), "unix:%.200s", gw.connect_unix);
 	if (control_unix)
 		snprintf(d.control_base, sizeof(d.control_base), "http://localhost");
 	else if (snprintf(d.control_base, sizeof(d.control_base), "http://%s", control_bound) >=
@@ -389,7 +422,7 @@ int main(int argc, char **argv)
 		event_add(parent, &second);
 	}
 
-	ready = ready_json(&d, control_bound, control_unix, &o, key_path);
+	ready = ready_json(&d, control_bound, control_unix, &gw, &o, key_path);
 	if (o.ready_file && write_ready_file(o.ready_file, ready) < 0) {
 		tbx_log_error("%s", tbx_error_message());
 		goto out;

@@ -132,6 +132,8 @@ int local_sandbox_create(void *inst, struct tbx_call *call, const struct tbx_san
 	char id[LOCAL_ID_LEN + 1], path[PATH_MAX];
 	int lock = -1, ret;
 
+	if ((ret = local_egress_check(l, call, spec->egress_proxy_url)) < 0)
+		return ret;
 	if (local_id_new(id) < 0)
 		return l->host->error_set(call, TBX_EIO, "cannot make a sandbox id: %s",
 					  strerror(errno));

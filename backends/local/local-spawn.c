@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -131,8 +132,54 @@ static void local_write_identity(const struct local_sbx *s)
 	}
 }
 
+static void local_argv_proxy_env(struct local_argv *a, const char *all, const char *http)
+{
+	static const char *const all_names[] = { "ALL_PROXY", "all_proxy" };
+	static const char *const http_names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+						   "https_proxy" };
+
+	for (size_t i = 0; i < sizeof(all_names) / sizeof(all_names[0]); i++)
+		local_argv_addv(a, 3, "--setenv", all_names[i], all);
+	for (size_t i = 0; i < sizeof(http_names) / sizeof(http_names[0]); i++)
+		local_argv_addv(a, 3, "--setenv", http_names[i], http);
+	local_argv_addv(a, 3, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1");
+	local_argv_addv(a, 3, "--setenv", "no_proxy", "localhost,127.0.0.1,::1");
+}
+
+/*
+ * Egress. A gateway on a Unix socket (the local twin's) becomes the one way
+ * out: its directory is bound read-only, the agent forwards loopback ports
+ * to it, and every process gets proxy variables naming those ports with the
+ * credential. Returns 1 then. Any other URL is only exported as it is, for
+ * tools that honour it: the namespace has no route to it (returns 0).
+ */
+static int local_argv_egress(struct local_argv *a, struct local_argv *e, const char *url,
+			     struct local_egress *eg)
+{
+	char all[700], http[700];
+	const char *at;
+
+	if (local_egress_parse(url, eg) != 1) {
+		local_argv_proxy_env(e, url, url);
+		return 0;
+	}
+	/* After a reboot the runtime directory is new: bwrap needs the source to exist. */
+	local_mkdirs(eg->dir, 0700);
+	local_argv_addv(a, 3, "--ro-bind", eg->dir, LOCAL_GATEWAY_IN);
+	at = eg->userinfo[0] ? "@" : "";
+	snprintf(all, sizeof(all), "socks5h://%s%s127.0.0.1:%s", eg->userinfo, at, LOCAL_SOCKS_PORT);
+	snprintf(http, sizeof(http), "http://%s%s127.0.0.1:%s", eg->userinfo, at, LOCAL_CONNECT_PORT);
+	local_argv_proxy_env(e, all, http);
+	return 1;
+}
+
+/*
+ * bwrap's command line in \p a; the environment's --setenv options in \p e,
+ * which bwrap reads from fd 4 (--args): a command line is world-readable in
+ * /proc, and the environment holds the egress credential and the spec's env.
+ */
 static void local_build_argv(struct tbx_local *l, const struct local_sbx *s,
-			     struct json_object *meta, struct local_argv *a)
+			     struct json_object *meta, struct local_argv *a, struct local_argv *e)
 {
 	static const char *const top[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 					   "/usr", "/etc", "/opt" };
@@ -141,6 +188,8 @@ static void local_build_argv(struct tbx_local *l, const struct local_sbx *s,
 					      "/etc/gshadow-", "/etc/ssh/ssh_host_*_key" };
 	char path[PATH_MAX];
 	struct json_object *env, *proxy;
+	struct local_egress eg;
+	int egress = 0;
 	glob_t g;
 
 	local_argv_add(a, l->bwrap);
@@ -175,37 +224,35 @@ static void local_build_argv(struct tbx_local *l, const struct local_sbx *s,
 	local_argv_addv(a, 3, "--ro-bind", l->agent, LOCAL_AGENT_IN);
 	local_argv_addv(a, 2, "--chdir", LOCAL_WORKDIR);
 	/* The environment every process inside starts from. */
-	local_argv_add(a, "--clearenv");
-	local_argv_addv(a, 3, "--setenv", "PATH", LOCAL_PATH_ENV);
-	local_argv_addv(a, 3, "--setenv", "HOME", LOCAL_HOME);
-	local_argv_addv(a, 3, "--setenv", "USER", "user");
-	local_argv_addv(a, 3, "--setenv", "LOGNAME", "user");
-	local_argv_addv(a, 3, "--setenv", "SHELL", "/bin/bash");
-	local_argv_addv(a, 3, "--setenv", "LANG", "C.UTF-8");
-	local_argv_addv(a, 3, "--setenv", "TWINBOX_SANDBOX_ID", s->id);
-	/*
-	 * The egress proxy is exported for tools that honour it. The network
-	 * namespace still has loopback only: wiring it to the gateway (so the
-	 * proxy is the one way out) comes with the twin work.
-	 */
+	local_argv_addv(a, 3, "--clearenv", "--args", "4");
+	local_argv_addv(e, 3, "--setenv", "PATH", LOCAL_PATH_ENV);
+	local_argv_addv(e, 3, "--setenv", "HOME", LOCAL_HOME);
+	local_argv_addv(e, 3, "--setenv", "USER", "user");
+	local_argv_addv(e, 3, "--setenv", "LOGNAME", "user");
+	local_argv_addv(e, 3, "--setenv", "SHELL", "/bin/bash");
+	local_argv_addv(e, 3, "--setenv", "LANG", "C.UTF-8");
+	local_argv_addv(e, 3, "--setenv", "TWINBOX_SANDBOX_ID", s->id);
 	if (json_object_object_get_ex(meta, "egress_proxy_url", &proxy) &&
-	    json_object_is_type(proxy, json_type_string)) {
-		const char *u = json_object_get_string(proxy);
-		const char *names[] = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
-					"https_proxy", "all_proxy" };
-
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			local_argv_addv(a, 3, "--setenv", names[i], u);
-		local_argv_addv(a, 3, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1");
-		local_argv_addv(a, 3, "--setenv", "no_proxy", "localhost,127.0.0.1,::1");
-	}
+	    json_object_is_type(proxy, json_type_string))
+		egress = local_argv_egress(a, e, json_object_get_string(proxy), &eg);
 	if (json_object_object_get_ex(meta, "env", &env) && json_object_is_type(env, json_type_array))
 		for (size_t i = 0; i < json_object_array_length(env); i++)
-			local_argv_setenv(a, json_object_get_string(json_object_array_get_idx(env, i)));
+			local_argv_setenv(e, json_object_get_string(json_object_array_get_idx(env, i)));
 	/* fd 3 receives {"child-pid": N}: the pid namespace's init, as the host sees it. */
 	local_argv_addv(a, 2, "--info-fd", "3");
 	local_argv_addv(a, 7, LOCAL_AGENT_IN, "--socket", LOCAL_RUN "/agent.sock", "--home",
 			LOCAL_HOME, "--workdir", LOCAL_WORKDIR);
+	if (egress) {
+		char fwd[256];
+
+		/* The agent relays the two proxy ports to the gateway's sockets. */
+		snprintf(fwd, sizeof(fwd), "127.0.0.1:%s=%s/%s", LOCAL_SOCKS_PORT, LOCAL_GATEWAY_IN,
+			 eg.socks);
+		local_argv_addv(a, 2, "--forward", fwd);
+		snprintf(fwd, sizeof(fwd), "127.0.0.1:%s=%s/%s", LOCAL_CONNECT_PORT,
+			 LOCAL_GATEWAY_IN, LOCAL_GATEWAY_CONNECT);
+		local_argv_addv(a, 2, "--forward", fwd);
+	}
 }
 
 static long local_read_long(const char *path)
@@ -394,7 +441,7 @@ static void local_log_tail(const struct local_sbx *s, char *out, size_t len)
  * daemon to reap) and leads its own session. Between fork and exec only
  * async-signal-safe calls: the daemon is multithreaded.
  */
-static pid_t local_spawn_detached(char *const argv[], int log_fd, int info_fd)
+static pid_t local_spawn_detached(char *const argv[], int log_fd, int info_fd, int args_fd)
 {
 	int pp[2], devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	pid_t mid, pid = -1;
@@ -424,9 +471,9 @@ static pid_t local_spawn_detached(char *const argv[], int log_fd, int info_fd)
 			local_set_limit(RLIMIT_FSIZE, (rlim_t)1 << 30);
 			local_set_limit(RLIMIT_CORE, 0);
 			if (dup2(devnull, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0 ||
-			    dup2(info_fd, 3) < 0)
+			    dup2(info_fd, 3) < 0 || dup2(args_fd, 4) < 0)
 				_exit(126);
-			close_range(4, ~0U, 0);
+			close_range(5, ~0U, 0);
 			/*
 			 * bwrap stays as the sandbox's pid 1, whose /proc/1/environ
 			 * every process inside can read: it must not carry the
@@ -456,19 +503,40 @@ out:
 	return pid;
 }
 
+/* bwrap --args: NUL-terminated arguments in an anonymous file, read from its start. */
+static int local_args_fd(const struct local_argv *e)
+{
+	int fd = memfd_create("twinbox-bwrap-args", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	for (size_t i = 0; i < e->n; i++) {
+		size_t len = strlen(e->v[i]) + 1;
+		if (write(fd, e->v[i], len) != (ssize_t)len) {
+			close(fd);
+			return -1;
+		}
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int local_sandbox_start(struct tbx_local *l, struct tbx_call *call, const struct local_sbx *s,
 			struct json_object *meta)
 {
-	struct local_argv argv = { 0 };
+	struct local_argv argv = { 0 }, envargs = { 0 };
 	struct tbx_envd_client *c = NULL;
 	char path[PATH_MAX], tail[1536];
-	int log_fd = -1, info_fd = -1, ret;
+	int log_fd = -1, info_fd = -1, args_fd = -1, ret;
 	struct timespec t0, now;
 	pid_t pid;
 
 	local_sandbox_stop(l, s);
-	local_build_argv(l, s, meta, &argv);
-	if (argv.oom) {
+	local_build_argv(l, s, meta, &argv, &envargs);
+	if (argv.oom || envargs.oom) {
 		ret = l->host->error_set(call, TBX_ENOMEM, "start sandbox %s: out of memory", s->id);
 		goto out;
 	}
@@ -487,7 +555,13 @@ int local_sandbox_start(struct tbx_local *l, struct tbx_call *call, const struct
 					 s->id, s->dir, strerror(errno));
 		goto out;
 	}
-	pid = local_spawn_detached(argv.v, log_fd, info_fd);
+	args_fd = local_args_fd(&envargs);
+	if (args_fd < 0) {
+		ret = l->host->error_set(call, TBX_EIO, "start sandbox %s: cannot pass bwrap its "
+					 "environment: %s", s->id, strerror(errno));
+		goto out;
+	}
+	pid = local_spawn_detached(argv.v, log_fd, info_fd, args_fd);
 	if (pid < 0) {
 		ret = l->host->error_set(call, TBX_EIO, "start sandbox %s: cannot fork: %s", s->id,
 					 strerror(errno));
@@ -559,6 +633,9 @@ out:
 		close(log_fd);
 	if (info_fd >= 0)
 		close(info_fd);
+	if (args_fd >= 0)
+		close(args_fd);
 	local_argv_release(&argv);
+	local_argv_release(&envargs);
 	return ret;
 }

@@ -20,6 +20,11 @@
 #define LOCAL_WORKDIR "/home/user/project"
 #define LOCAL_RUN "/run/twinbox"
 #define LOCAL_AGENT_IN "/run/twinbox-agent/agent"
+/* The egress gateway's socket directory, bound read-only, and its ports on the sandbox's loopback. */
+#define LOCAL_GATEWAY_IN "/run/twinbox-gateway"
+#define LOCAL_GATEWAY_CONNECT "connect.sock"
+#define LOCAL_SOCKS_PORT "1080"
+#define LOCAL_CONNECT_PORT "3128"
 /* How long a start may take before it is called failed. */
 #define LOCAL_START_TIMEOUT_MS 10000
 
@@ -63,6 +68,20 @@ void local_meta_set_timeout(struct json_object *meta, uint32_t timeout_s);
 /* Flock the sandbox's lock file; the fd, or -1 with errno. */
 int local_sbx_lock(const struct local_sbx *s);
 void local_sbx_unlock(int fd);
+
+/* local-egress.c: egress_proxy_url as a gateway on a Unix socket */
+struct local_egress {
+	char userinfo[512]; /* "USER:PASS" as the URL has it (percent-encoded), or "" */
+	char dir[PATH_MAX]; /* host directory of the gateway's sockets */
+	char socks[64];     /* the SOCKS5 socket's name in it; CONNECT's is LOCAL_GATEWAY_CONNECT */
+};
+/*
+ * Split socks5h://[USER:PASS@]localhost/DIR/NAME: 1 when url has that form,
+ * 0 when it is some other proxy URL, -1 when it has the form but is unsafe.
+ */
+int local_egress_parse(const char *url, struct local_egress *out);
+/* At create: refuse a bad Unix form (TBX_EINVAL) and make its directory. */
+int local_egress_check(struct tbx_local *l, struct tbx_call *call, const char *url);
 
 /* local-spawn.c: starting and stopping the bubblewrap process */
 /* With the lock held: (re)start and wait until the agent answers. */

@@ -186,7 +186,7 @@ class Daemon:
         except Exception:  # the test may have broken the daemon on purpose
             pass
         self.stop()
-        kill_leftover_sandboxes(self.sandboxes_dir())
+        kill_leftover_sandboxes(self.root)
         report = self.sanitizer_report()
         status = self.proc.returncode if self.proc else 0
         shutil.rmtree(self.root, ignore_errors=True)
@@ -196,17 +196,26 @@ class Daemon:
             raise AssertionError("twinboxd exited with status %s" % status)
 
 
-def kill_leftover_sandboxes(sandboxes_dir):
-    """Kill processes of sandboxes a failed test left behind (by recorded pid)."""
-    if not os.path.isdir(sandboxes_dir):
-        return
-    for sid in os.listdir(sandboxes_dir):
-        pidfile = os.path.join(sandboxes_dir, sid, "agent.pid")
+def kill_leftover_sandboxes(root):
+    """Kill every process a failed or interrupted test left behind under root.
+
+    A sandbox outlives its daemon by design, and its pid 1 (bwrap's init)
+    leads its own session, so neither the daemon's exit nor a process-group
+    kill reaches it; its command line names its directory under root, so that
+    is how to find it. Killing it ends the whole pid namespace.
+    """
+    marker = root.encode() + b"/"
+    for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            pid = int(open(pidfile).read().strip())
-            os.killpg(pid, signal.SIGKILL)
-        except (OSError, ValueError):
-            pass
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if marker in cmdline and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
 
 
 class DaemonTest(unittest.TestCase):

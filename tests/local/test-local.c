@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <twinbox/backend.h>
@@ -393,6 +395,77 @@ static void watchdog_start(void)
 	close(p[0]);
 	/* The write end stays open, without CLOEXEC games: only this process holds it. */
 	fcntl(p[1], F_SETFD, FD_CLOEXEC);
+}
+
+/*
+ * A stand-in for the gateway's two Unix sockets: each connection gets one
+ * line back, "<name>:<the line it sent>", then EOF. It can be restarted (new
+ * socket files, as a restarted twind makes) while sandboxes use it.
+ */
+struct fake_gw {
+	char dir[300];
+	int fd[2];
+	atomic_int stop;
+	pthread_t th;
+};
+
+static int fake_gw_listen(const char *dir, const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", dir, name);
+	unlink(sa.sun_path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 8) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void *fake_gw_serve(void *arg)
+{
+	static const char *const names[] = { "socks", "connect" };
+	struct fake_gw *gw = arg;
+
+	while (!atomic_load(&gw->stop)) {
+		struct pollfd p[2] = { { .fd = gw->fd[0], .events = POLLIN },
+				       { .fd = gw->fd[1], .events = POLLIN } };
+		if (poll(p, 2, 100) <= 0)
+			continue;
+		for (int i = 0; i < 2; i++) {
+			char line[256], reply[300];
+			ssize_t n;
+			int c;
+
+			if (!(p[i].revents & POLLIN) || (c = accept(gw->fd[i], NULL, NULL)) < 0)
+				continue;
+			n = read(c, line, sizeof(line) - 1);
+			line[n > 0 ? n : 0] = '\0';
+			line[strcspn(line, "\n")] = '\0';
+			n = snprintf(reply, sizeof(reply), "%s:%s\n", names[i], line);
+			(void)!write(c, reply, (size_t)n);
+			close(c);
+		}
+	}
+	return NULL;
+}
+
+static int fake_gw_start(struct fake_gw *gw)
+{
+	gw->fd[0] = fake_gw_listen(gw->dir, "socks.sock");
+	gw->fd[1] = fake_gw_listen(gw->dir, "connect.sock");
+	atomic_store(&gw->stop, 0);
+	return gw->fd[0] < 0 || gw->fd[1] < 0 ? -1 : pthread_create(&gw->th, NULL, fake_gw_serve, gw);
+}
+
+static void fake_gw_stop(struct fake_gw *gw)
+{
+	atomic_store(&gw->stop, 1);
+	pthread_join(gw->th, NULL);
+	close(gw->fd[0]);
+	close(gw->fd[1]);
 }
 
 int main(int argc, char **argv)
@@ -816,6 +889,59 @@ int main(int argc, char **argv)
 			free(arr);
 			CHECK(ret == 0 && n == want[k] && has_label, "list %s → %zu", qs[k][0], n);
 		}
+	}
+
+	/* --- egress: a gateway on Unix sockets, the sandbox's only way out --- */
+	{
+		struct fake_gw gw = { 0 };
+		char url[600], id3[128];
+		const char *probe = "echo \"$ALL_PROXY $HTTPS_PROXY $NO_PROXY\"; ls /run/twinbox-gateway;"
+			" exec 3<>/dev/tcp/127.0.0.1/1080; echo ping >&3; cat <&3;"
+			" exec 4<>/dev/tcp/127.0.0.1/3128; echo pong >&4; cat <&4";
+
+		snprintf(gw.dir, sizeof(gw.dir), "%s/gateway", data_root);
+		mkdir(gw.dir, 0700);
+		CHECK(fake_gw_start(&gw) == 0, "a fake gateway listens on %s", gw.dir);
+		call_reset(&c);
+		spec.labels = NULL;
+		spec.egress_proxy_url = "socks5h://u:p@localhost/a/../b/socks.sock";
+		ret = ops->sandbox_create(inst, &c, &spec, &info2);
+		CHECK(ret == TBX_EINVAL, "a Unix socket path with .. is refused (%s)", c.message);
+		snprintf(url, sizeof(url), "socks5h://sbx_1:pw%%2F@localhost%s/socks.sock", gw.dir);
+		spec.egress_proxy_url = url;
+		call_reset(&c);
+		ret = ops->sandbox_create(inst, &c, &spec, &info2);
+		CHECK(ret == 0, "create with the gateway as egress (%s)", c.message);
+		snprintf(id3, sizeof(id3), "%s", ret == 0 ? info2.id : "none");
+		if (ret == 0)
+			info_release(&info2);
+		call_reset(&c);
+		ret = run(id3, probe, 20000, o, &r, &c);
+		CHECK(ret == 0 && strcmp(o->o, "socks5h://sbx_1:pw%2F@127.0.0.1:1080 "
+				      "http://sbx_1:pw%2F@127.0.0.1:3128 localhost,127.0.0.1,::1\n"
+				      "connect.sock\nsocks.sock\nsocks:ping\nconnect:pong\n") == 0,
+		      "proxy variables name the sandbox's own ports, which reach the gateway (%s%s)",
+		      o->o, o->e);
+		/* twind restarting makes new socket files: the directory is what is bound. */
+		fake_gw_stop(&gw);
+		call_reset(&c);
+		ret = run(id3, "exec 3<>/dev/tcp/127.0.0.1/1080 && cat <&3; echo rc=$?", 20000, o, &r,
+			  &c);
+		CHECK(ret == 0 && strstr(o->o, "socks:") == NULL,
+		      "with the gateway down, the port answers nothing (%s)", o->o);
+		CHECK(fake_gw_start(&gw) == 0, "the fake gateway restarts");
+		call_reset(&c);
+		ret = run(id3, "exec 3<>/dev/tcp/127.0.0.1/1080; echo again >&3; cat <&3", 20000, o, &r,
+			  &c);
+		CHECK(ret == 0 && strcmp(o->o, "socks:again\n") == 0,
+		      "the restarted gateway is reached again (%s%s)", o->o, o->e);
+		call_reset(&c);
+		ret = run(id3, "exec 3<>/dev/tcp/10.0.0.1/80", 20000, o, &r, &c);
+		CHECK(ret == 0 && r.exit_code != 0, "nothing else is reachable (%s)", o->e);
+		fake_gw_stop(&gw);
+		call_reset(&c);
+		CHECK(ops->sandbox_kill(inst, &c, id3) == 0, "kill the egress sandbox (%s)", c.message);
+		spec.egress_proxy_url = NULL;
 	}
 
 	/* --- kill --- */

@@ -150,6 +150,16 @@ def hostport(address):
     return host, int(port)
 
 
+def dial(address, timeout=20):
+    """A connection to "host:port" or "unix:/path"."""
+    if address.startswith("unix:"):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(address[5:])
+        return s
+    return socket.create_connection(hostport(address), timeout=timeout)
+
+
 class Credential:
     """An egress credential and the files a client needs (the CA)."""
 
@@ -175,9 +185,10 @@ class Credential:
         return "http://%s:%s@%s" % (self["username"], self["password"], self["connect_address"])
 
 
-def socks5_connect(cred, host, port, user=None, password=None, timeout=20):
-    """A socket through the gateway's SOCKS5 listener to host:port (domain-name address)."""
-    s = socket.create_connection(hostport(cred["socks_address"]), timeout=timeout)
+def socks5_connect(cred, host, port, user=None, password=None, timeout=20, via=None):
+    """A socket through the gateway's SOCKS5 listener (or via, "unix:/path") to host:port
+    (domain-name address)."""
+    s = dial(via or cred["socks_address"], timeout)
     u = (user if user is not None else cred["username"]).encode()
     p = (password if password is not None else cred["password"]).encode()
     s.sendall(b"\x05\x01\x02")
@@ -196,9 +207,10 @@ def socks5_connect(cred, host, port, user=None, password=None, timeout=20):
     return s
 
 
-def connect_tunnel(cred, host, port, user=None, password=None, timeout=20):
-    """A socket through the gateway's CONNECT listener; raises with the status on refusal."""
-    s = socket.create_connection(hostport(cred["connect_address"]), timeout=timeout)
+def connect_tunnel(cred, host, port, user=None, password=None, timeout=20, via=None):
+    """A socket through the gateway's CONNECT listener (or via); raises with the status on
+    refusal."""
+    s = dial(via or cred["connect_address"], timeout)
     token = base64.b64encode(("%s:%s" % (user if user is not None else cred["username"],
                                           password if password is not None else cred["password"])
                               ).encode()).decode()

@@ -53,7 +53,8 @@ static void agent_sigterm_cb(evutil_socket_t sig, short what, void *arg)
 
 static void agent_usage(void)
 {
-	fprintf(stderr, "usage: twinbox-sandbox-agent --socket PATH [--home DIR] [--workdir DIR]\n");
+	fprintf(stderr, "usage: twinbox-sandbox-agent --socket PATH [--home DIR] [--workdir DIR]\n"
+			"                             [--forward 127.0.0.1:PORT=/unix/socket]...\n");
 }
 
 int main(int argc, char **argv)
@@ -62,8 +63,12 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "home", required_argument, NULL, 'h' },
 		{ "workdir", required_argument, NULL, 'w' },
+		{ "forward", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *forward_specs[AGENT_MAX_FORWARDS];
+	struct agent_forward *forwards[AGENT_MAX_FORWARDS] = { 0 };
+	size_t n_forwards = 0;
 	struct agent a = { .home = "/home/user", .workdir = NULL };
 	const char *sock = NULL;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -77,6 +82,13 @@ int main(int argc, char **argv)
 		case 's': sock = optarg; break;
 		case 'h': a.home = optarg; break;
 		case 'w': a.workdir = optarg; break;
+		case 'f':
+			if (n_forwards == AGENT_MAX_FORWARDS || !agent_forward_valid(optarg)) {
+				agent_usage();
+				return 2;
+			}
+			forward_specs[n_forwards++] = optarg;
+			break;
 		default: agent_usage(); return 2;
 		}
 	}
@@ -125,8 +137,17 @@ int main(int argc, char **argv)
 		agent_log("cannot watch signals");
 		return 1;
 	}
+	/*
+	 * A forward that cannot listen (its port taken) leaves the sandbox
+	 * without that way out, which the daemon's canary reports; the agent
+	 * itself still serves.
+	 */
+	for (size_t i = 0; i < n_forwards; i++)
+		forwards[i] = agent_forward_start(&a, forward_specs[i]);
 	agent_log("serving on %s (home %s, workdir %s)", sock, a.home, a.workdir);
 	event_base_dispatch(a.base);
+	for (size_t i = 0; i < n_forwards; i++)
+		agent_forward_free(forwards[i]);
 	unlink(sock);
 	event_free(ev_chld);
 	event_free(ev_term);

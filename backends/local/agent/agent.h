@@ -16,6 +16,8 @@
 /* Caps on what a client may send. */
 #define AGENT_RPC_BODY_MAX ((size_t)1 << 20)
 #define AGENT_UPLOAD_MAX ((size_t)256 << 20)
+/* --forward may be given this many times. */
+#define AGENT_MAX_FORWARDS 4
 
 struct agent_proc;
 
@@ -50,6 +52,14 @@ void agent_fs_handle(struct agent *a, struct evhttp_request *req, const char *me
 
 /* agent-files.c: GET/POST /files */
 void agent_files_handle(struct agent *a, struct evhttp_request *req);
+
+/* agent-forward.c: a loopback TCP port relayed to a Unix socket */
+struct agent_forward;
+/* Is "127.0.0.1:PORT=/abs/socket" well formed (a loopback address, an absolute path)? */
+int agent_forward_valid(const char *spec);
+/* Listen as spec says; NULL (logged) when it cannot. */
+struct agent_forward *agent_forward_start(struct agent *a, const char *spec);
+void agent_forward_free(struct agent_forward *f);
 
 /* agent-process.c: process.Process/{Start,SendSignal} */
 void agent_process_handle(struct agent *a, struct evhttp_request *req, const char *method);

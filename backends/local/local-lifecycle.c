@@ -123,6 +123,16 @@ static struct json_object *local_meta_new(const char *id, const struct tbx_sandb
 	return meta;
 }
 
+/* Save meta.json, saying which file could not be written. */
+static int meta_save(struct tbx_local *l, struct tbx_call *call, const struct local_sbx *s,
+		     struct json_object *meta)
+{
+	if (local_meta_save(s, meta) < 0)
+		return l->host->error_set(call, TBX_EIO, "cannot write %s/meta.json: %s", s->dir,
+					  strerror(errno));
+	return 0;
+}
+
 int local_sandbox_create(void *inst, struct tbx_call *call, const struct tbx_sandbox_spec *spec,
 			 struct tbx_sandbox_info *out)
 {
@@ -152,11 +162,8 @@ int local_sandbox_create(void *inst, struct tbx_call *call, const struct tbx_san
 		ret = l->host->error_set(call, TBX_ENOMEM, "create sandbox: out of memory");
 		goto fail;
 	}
-	if (local_meta_save(&s, meta) < 0) {
-		ret = l->host->error_set(call, TBX_EIO, "cannot write %s/meta.json: %s", s.dir,
-					 strerror(errno));
+	if ((ret = meta_save(l, call, &s, meta)) < 0)
 		goto fail;
-	}
 	lock = local_sbx_lock(&s);
 	if (lock < 0) {
 		ret = l->host->error_set(call, TBX_EIO, "cannot lock sandbox %s: %s", id,
@@ -247,11 +254,8 @@ int local_sandbox_connect(void *inst, struct tbx_call *call, const char *id, uin
 	}
 	if (timeout_s)
 		local_meta_set_timeout(meta, timeout_s);
-	if (local_meta_save(&s, meta) < 0) {
-		ret = l->host->error_set(call, TBX_EIO, "cannot write %s/meta.json: %s", s.dir,
-					 strerror(errno));
+	if ((ret = meta_save(l, call, &s, meta)) < 0)
 		goto out;
-	}
 	ret = local_info_fill(l, &s, meta, out) < 0
 		      ? l->host->error_set(call, TBX_ENOMEM, "connect: out of memory")
 		      : 0;
@@ -272,10 +276,7 @@ int local_sandbox_set_timeout(void *inst, struct tbx_call *call, const char *id,
 	if ((ret = local_open_locked(l, call, id, TBX_EGONE, &s, &lock, &meta)) < 0)
 		return ret;
 	local_meta_set_timeout(meta, timeout_s);
-	ret = local_meta_save(&s, meta) < 0
-		      ? l->host->error_set(call, TBX_EIO, "cannot write %s/meta.json: %s", s.dir,
-					   strerror(errno))
-		      : 0;
+	ret = meta_save(l, call, &s, meta);
 	local_sbx_unlock(lock);
 	json_object_put(meta);
 	return ret;
@@ -297,10 +298,7 @@ int local_sandbox_pause(void *inst, struct tbx_call *call, const char *id)
 	/* Locally, pausing stops every process; files stay, memory does not. */
 	local_sandbox_stop(l, &s);
 	local_meta_set_state(meta, 1);
-	ret = local_meta_save(&s, meta) < 0
-		      ? l->host->error_set(call, TBX_EIO, "cannot write %s/meta.json: %s", s.dir,
-					   strerror(errno))
-		      : 0;
+	ret = meta_save(l, call, &s, meta);
 out:
 	local_sbx_unlock(lock);
 	json_object_put(meta);

@@ -15,12 +15,6 @@
 
 #define E2B_API_BODY_MAX ((size_t)16 << 20)
 
-struct e2b_body {
-	char *data;
-	size_t len, cap;
-	int overflow;
-};
-
 struct e2b_xfer {
 	struct tbx_e2b *e;
 	struct tbx_call *call;
@@ -47,32 +41,6 @@ static int e2b_error(struct tbx_e2b *e, struct tbx_call *call, int status, const
 		return status;
 	}
 	return e->host->error_set(call, status, "%s", msg);
-}
-
-static size_t e2b_body_write(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct e2b_body *b = userdata;
-	size_t n = size * nmemb;
-
-	if (b->len + n > E2B_API_BODY_MAX) {
-		b->overflow = 1;
-		return 0;
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *nd;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if (!(nd = realloc(b->data, cap)))
-			return 0;
-		b->data = nd;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, ptr, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return n;
 }
 
 /* Keep X-Next-Token (list paging); every other header is ignored. */
@@ -193,7 +161,7 @@ static int e2b_transport_fail(struct tbx_e2b *e, struct tbx_call *call, const ch
 
 /* Read the status, error fields and JSON of an answer into \p out. */
 static int e2b_answer_parse(struct tbx_e2b *e, struct tbx_call *call, const char *what,
-			    CURL *curl, long status, const struct e2b_body *b,
+			    CURL *curl, long status, const struct tbx_envd_body *b,
 			    struct e2b_answer *out)
 {
 	const char *ct = NULL;
@@ -255,7 +223,7 @@ int e2b_api(struct tbx_e2b *e, struct tbx_call *call, const char *what, const ch
 	    const char *path, struct json_object *body, int resets, struct e2b_answer *out)
 {
 	struct e2b_xfer x = { .e = e, .call = call };
-	struct e2b_body b = { 0 };
+	struct tbx_envd_body b = { .max = E2B_API_BODY_MAX };
 	struct tbx_envd_retry_state st;
 	struct curl_slist *h = NULL;
 	char errbuf[CURL_ERROR_SIZE] = "", *url = NULL;
@@ -297,7 +265,7 @@ int e2b_api(struct tbx_e2b *e, struct tbx_call *call, const char *what, const ch
 	curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, e->request_timeout_ms);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, e2b_body_write);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, tbx_envd_body_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, e2b_header);
 	curl_easy_setopt(curl, CURLOPT_HEADERDATA, &x);
@@ -357,7 +325,7 @@ int e2b_api(struct tbx_e2b *e, struct tbx_call *call, const char *what, const ch
 	}
 cleanup:
 	free(x.next_token);
-	free(b.data);
+	tbx_envd_body_release(&b);
 	free(url);
 	e2b_headers_free(h);
 	if (curl)

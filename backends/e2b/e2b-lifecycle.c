@@ -33,18 +33,31 @@ static int e2b_gone(struct tbx_e2b *e, struct tbx_call *call, const char *id)
 	return e->host->error_set(call, TBX_EGONE, "sandbox %s no longer exists on E2B", id);
 }
 
+/*
+ * One control-plane call about sandbox id: checks the id, builds
+ * <prefix>/sandboxes/<id><suffix> and sends body (NULL for none).
+ */
+static int e2b_sandbox_api(struct tbx_e2b *e, struct tbx_call *call, const char *id,
+			   const char *what, const char *method, const char *prefix,
+			   const char *suffix, struct json_object *body, struct e2b_answer *out)
+{
+	char path[E2B_ID_MAX + 64];
+	int ret;
+
+	if ((ret = e2b_check_id(e, call, id)) < 0)
+		return ret;
+	snprintf(path, sizeof(path), "%s/sandboxes/%s%s", prefix, id, suffix);
+	return e2b_api(e, call, what, method, path, body, 1, out);
+}
+
 int e2b_sandbox_get(struct tbx_e2b *e, struct tbx_call *call, const char *id,
 		    struct json_object **detail_out)
 {
 	struct e2b_answer a;
-	char path[E2B_ID_MAX + 32];
 	int ret;
 
 	*detail_out = NULL;
-	if ((ret = e2b_check_id(e, call, id)) < 0)
-		return ret;
-	snprintf(path, sizeof(path), "/sandboxes/%s", id);
-	if ((ret = e2b_api(e, call, "get sandbox", "GET", path, NULL, 1, &a)) < 0)
+	if ((ret = e2b_sandbox_api(e, call, id, "get sandbox", "GET", "", "", NULL, &a)) < 0)
 		return ret;
 	if (e2b_answer_not_found(&a))
 		ret = e2b_gone(e, call, id);
@@ -104,15 +117,14 @@ static int e2b_connect_raw(struct tbx_e2b *e, struct tbx_call *call, const char 
 {
 	struct json_object *body = json_object_new_object();
 	struct e2b_answer a;
-	char path[E2B_ID_MAX + 32];
 	int ret;
 
 	if (!body)
 		return e->host->error_set(call, TBX_ENOMEM, "out of memory");
 	if (timeout_s)
 		json_object_object_add(body, "timeout", json_object_new_int64(timeout_s));
-	snprintf(path, sizeof(path), "/v2/sandboxes/%s/connect", id);
-	ret = e2b_api(e, call, "connect to sandbox", "POST", path, body, 1, &a);
+	ret = e2b_sandbox_api(e, call, id, "connect to sandbox", "POST", "/v2", "/connect", body,
+			      &a);
 	json_object_put(body);
 	if (ret < 0)
 		return ret;
@@ -279,18 +291,14 @@ int e2b_sandbox_set_timeout(void *inst, struct tbx_call *call, const char *id,
 	struct tbx_e2b *e = inst;
 	struct json_object *body;
 	struct e2b_answer a;
-	char path[E2B_ID_MAX + 32];
 	int ret;
 
-	if ((ret = e2b_check_id(e, call, id)) < 0)
-		return ret;
 	if (!timeout_s)
 		return e->host->error_set(call, TBX_EINVAL, "set timeout: E2B needs at least 1 second");
 	if (!(body = json_object_new_object()))
 		return e->host->error_set(call, TBX_ENOMEM, "out of memory");
 	json_object_object_add(body, "timeout", json_object_new_int64(timeout_s));
-	snprintf(path, sizeof(path), "/sandboxes/%s/timeout", id);
-	ret = e2b_api(e, call, "set timeout", "POST", path, body, 1, &a);
+	ret = e2b_sandbox_api(e, call, id, "set timeout", "POST", "", "/timeout", body, &a);
 	json_object_put(body);
 	if (ret < 0)
 		return ret;
@@ -307,15 +315,11 @@ int e2b_sandbox_pause(void *inst, struct tbx_call *call, const char *id)
 	struct tbx_e2b *e = inst;
 	struct json_object *body;
 	struct e2b_answer a;
-	char path[E2B_ID_MAX + 32];
 	int ret;
 
-	if ((ret = e2b_check_id(e, call, id)) < 0)
-		return ret;
 	if (!(body = json_object_new_object()))
 		return e->host->error_set(call, TBX_ENOMEM, "out of memory");
-	snprintf(path, sizeof(path), "/sandboxes/%s/pause", id);
-	ret = e2b_api(e, call, "pause sandbox", "POST", path, body, 1, &a);
+	ret = e2b_sandbox_api(e, call, id, "pause sandbox", "POST", "", "/pause", body, &a);
 	json_object_put(body);
 	if (ret < 0)
 		return ret;
@@ -339,13 +343,9 @@ int e2b_sandbox_kill(void *inst, struct tbx_call *call, const char *id)
 {
 	struct tbx_e2b *e = inst;
 	struct e2b_answer a;
-	char path[E2B_ID_MAX + 32];
 	int ret;
 
-	if ((ret = e2b_check_id(e, call, id)) < 0)
-		return ret;
-	snprintf(path, sizeof(path), "/sandboxes/%s", id);
-	if ((ret = e2b_api(e, call, "kill sandbox", "DELETE", path, NULL, 1, &a)) < 0)
+	if ((ret = e2b_sandbox_api(e, call, id, "kill sandbox", "DELETE", "", "", NULL, &a)) < 0)
 		return ret;
 	if (e2b_answer_not_found(&a))
 		ret = a.reset_retried ? 0

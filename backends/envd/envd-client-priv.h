@@ -21,13 +21,6 @@ struct tbx_envd_client {
 	long stall_ms;                /* abort a stream silent this long; 0 = never */
 };
 
-/* A response body collected in memory, refusing to grow past max. */
-struct tbx_envd_body {
-	char *data;
-	size_t len, cap, max;
-	int overflow;
-};
-
 /* Progress state: lets the host's cancellation abort a transfer. */
 struct tbx_envd_xfer {
 	struct tbx_envd_client *c;
@@ -48,8 +41,6 @@ CURL *tbx_envd_curl_new(struct tbx_envd_client *c, const char *path, const char 
 /* Report a failed transfer with a message naming the peer. */
 int tbx_envd_curl_fail(struct tbx_envd_client *c, struct tbx_call *call, CURLcode rc,
 		       const struct tbx_envd_xfer *xfer, const char *what, const char *errbuf);
-size_t tbx_envd_body_write(char *ptr, size_t size, size_t nmemb, void *userdata);
-void tbx_envd_body_release(struct tbx_envd_body *b);
 /* Does the Content-Type \p ct name media type \p want (parameters ignored)? */
 int tbx_envd_ct_is(const char *ct, const char *want);
 /* Turn a Connect error object {"code","message"} into error_set(). */

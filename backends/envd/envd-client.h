@@ -106,4 +106,17 @@ int tbx_envd_fs_move(struct tbx_envd_client *c, struct tbx_call *call, const cha
 /* Largest file the client reads or writes in one call. */
 #define TBX_ENVD_FILE_MAX ((size_t)256 << 20)
 
+/*
+ * A response body collected in memory, refusing to grow past max: the
+ * CURLOPT_WRITEFUNCTION of every engine that talks HTTP with libcurl.
+ */
+struct tbx_envd_body {
+	char *data;
+	size_t len, cap, max;
+	int overflow; /* set when the body passed max; the transfer is aborted */
+};
+
+size_t tbx_envd_body_write(char *ptr, size_t size, size_t nmemb, void *userdata);
+void tbx_envd_body_release(struct tbx_envd_body *b);
+
 #endif
